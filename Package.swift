@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One package, five services. Each C library is wrapped once in `Shared/` and nothing else
+/// imports it; each service is a library (tested in-process) plus a thin executable.
+let package = Package(
+  name: "Grocer",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "stock-service", targets: ["stock-service"]),
+    .executable(name: "grocer-token", targets: ["grocer-token"]),
+  ],
+  targets: [
+    // C libraries from Debian, each behind one Swift module.
+    .systemLibrary(name: "CMicroHTTPD", path: "Shared/CMicroHTTPD", pkgConfig: "libmicrohttpd"),
+    .systemLibrary(name: "CRabbitMQ", path: "Shared/CRabbitMQ", pkgConfig: "librabbitmq"),
+    .systemLibrary(name: "CSQLite", path: "Shared/CSQLite", pkgConfig: "sqlite3"),
+    .systemLibrary(name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl"),
+
+    // The shared foundation.
+    .target(name: "GrocerCore", path: "Shared/GrocerCore"),
+    .target(name: "GrocerHTTP", dependencies: ["GrocerCore", "CMicroHTTPD"], path: "Shared/GrocerHTTP"),
+    .target(name: "GrocerAMQP", dependencies: ["GrocerCore", "CRabbitMQ"], path: "Shared/GrocerAMQP"),
+    .target(name: "GrocerStorage", dependencies: ["GrocerCore", "CSQLite"], path: "Shared/GrocerStorage"),
+    .target(name: "GrocerAuth", dependencies: ["GrocerCore", "COpenSSL"], path: "Shared/GrocerAuth"),
+    .executableTarget(
+      name: "grocer-token", dependencies: ["GrocerCore", "GrocerAuth"], path: "Shared/Tools/grocer-token"),
+
+    // StockService.
+    .target(
+      name: "StockService",
+      dependencies: ["GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      path: "Services/StockService/Sources/StockService"),
+    .executableTarget(
+      name: "stock-service", dependencies: ["StockService", "GrocerCore"],
+      path: "Services/StockService/Sources/stock-service"),
+
+    // Tests.
+    .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
+    .testTarget(name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
+    .testTarget(name: "GrocerAMQPTests", dependencies: ["GrocerAMQP", "GrocerCore"], path: "Tests/GrocerAMQPTests"),
+    .testTarget(
+      name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"], path: "Tests/GrocerStorageTests"),
+    .testTarget(name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
+    .testTarget(
+      name: "StockServiceTests",
+      dependencies: ["StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      path: "Tests/StockServiceTests"),
+  ],
+  swiftLanguageModes: [.v6]
+)

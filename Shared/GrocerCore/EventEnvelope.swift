@@ -1,0 +1,96 @@
+import Foundation
+
+/// The envelope of every event on `grocer.events`.
+///
+/// `subject` names the aggregate (`hub/sku`, an order id) and `sequence` is that aggregate's
+/// version, so a consumer can drop an event older than one it already applied.
+public struct EventEnvelope: Codable, Hashable, Sendable {
+  public var id: String
+  public var type: String
+  public var occurredAt: Date
+  public var source: String
+  public var correlationId: String?
+  public var subject: String
+  public var sequence: Int64
+  public var data: JSONValue
+
+  public init(
+    id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
+    subject: String, sequence: Int64, data: JSONValue
+  ) {
+    self.id = id
+    self.type = type
+    self.occurredAt = occurredAt
+    self.source = source
+    self.correlationId = correlationId
+    self.subject = subject
+    self.sequence = sequence
+    self.data = data
+  }
+
+  /// Builds an envelope around a typed payload.
+  public init<Payload: Encodable>(
+    id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
+    subject: String, sequence: Int64, payload: Payload
+  ) throws {
+    self.init(
+      id: id, type: type, occurredAt: occurredAt, source: source, correlationId: correlationId,
+      subject: subject, sequence: sequence, data: try JSONValue(encoding: payload))
+  }
+
+  /// The payload decoded as `T`.
+  public func payload<T: Decodable>(as type: T.Type) throws -> T {
+    try data.decode(as: type)
+  }
+
+  /// The message this envelope travels as.
+  public func message() throws -> OutgoingMessage {
+    OutgoingMessage(
+      messageID: id, routingKey: type, type: type, body: try JSON.encode(self),
+      timestamp: occurredAt, correlationID: correlationId)
+  }
+}
+
+/// One message ready to publish: what the outbox stores and the publisher sends.
+///
+/// AMQP properties: `message_id`, `type`, `content_type: application/json`, `timestamp`,
+/// `correlation_id`, persistent delivery mode.
+public struct OutgoingMessage: Hashable, Sendable {
+  public var messageID: String
+  public var routingKey: String
+  public var type: String
+  public var body: Data
+  public var timestamp: Date
+  public var correlationID: String?
+  /// Exchange to publish to; the events exchange unless said otherwise.
+  public var exchange: String
+
+  public init(
+    messageID: String, routingKey: String, type: String, body: Data, timestamp: Date,
+    correlationID: String?, exchange: String = EventTopology.exchange
+  ) {
+    self.messageID = messageID
+    self.routingKey = routingKey
+    self.type = type
+    self.body = body
+    self.timestamp = timestamp
+    self.correlationID = correlationID
+    self.exchange = exchange
+  }
+}
+
+/// Names every service agrees on.
+public enum EventTopology {
+  /// The durable topic exchange all events go through; routing key = event type.
+  public static let exchange = "grocer.events"
+  /// Where messages that failed too often go (a fanout-like topic exchange to parking queues).
+  public static let deadLetterExchange = "grocer.dead-letter"
+}
+
+/// Publishes messages and returns only when the broker has confirmed every one of them.
+///
+/// The outbox relay marks rows sent only after this returns, so an error (a nack, a lost
+/// connection, a time-out) means "not known to be sent" and the rows are tried again.
+public protocol ConfirmedPublisher: Sendable {
+  func publish(_ messages: [OutgoingMessage]) async throws
+}

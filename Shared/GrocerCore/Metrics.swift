@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+
+/// Prometheus metrics for one process, rendered in the text exposition format by `/metrics`.
+///
+/// Asking for the same name and labels twice returns the same instrument, so callers on a hot
+/// path should keep the instrument they got rather than ask each time.
+public final class MetricsRegistry: Sendable {
+  private enum Kind: String { case counter, gauge, histogram }
+
+  private struct Family {
+    var kind: Kind
+    var help: String
+    var members: [String: AnyObject & Sendable]  // rendered labels → instrument
+  }
+
+  private let families = Mutex<[String: Family]>([:])
+  private let collectors = Mutex<[@Sendable () -> Void]>([])
+
+  public init() {}
+
+  public func counter(_ name: String, help: String, labels: [(String, String)] = []) -> Counter {
+    instrument(name, .counter, help, labels) { Counter() }
+  }
+
+  public func gauge(_ name: String, help: String, labels: [(String, String)] = []) -> Gauge {
+    instrument(name, .gauge, help, labels) { Gauge() }
+  }
+
+  public func histogram(
+    _ name: String, help: String, labels: [(String, String)] = [],
+    buckets: [Double] = Histogram.latencyBuckets
+  ) -> Histogram {
+    instrument(name, .histogram, help, labels) { Histogram(buckets: buckets) }
+  }
+
+  /// Runs `collect` before every render, to refresh gauges read from elsewhere (an outbox backlog).
+  public func onCollect(_ collect: @escaping @Sendable () -> Void) {
+    collectors.withLock { $0.append(collect) }
+  }
+
+  private func instrument<T: AnyObject & Sendable>(
+    _ name: String, _ kind: Kind, _ help: String, _ labels: [(String, String)], make: () -> T
+  ) -> T {
+    let key = Self.render(labels)
+    return families.withLock { families in
+      var family = families[name] ?? Family(kind: kind, help: help, members: [:])
+      precondition(family.kind == kind, "metric \(name) registered as \(family.kind) and \(kind)")
+      if let existing = family.members[key] as? T { return existing }
+      let created = make()
+      family.members[key] = created
+      families[name] = family
+      return created
+    }
+  }
+
+  /// The whole registry in Prometheus text format.
+  public func render() -> String {
+    for collect in collectors.withLock({ $0 }) { collect() }
+    let snapshot = families.withLock { $0 }
+    var out = ""
+    for name in snapshot.keys.sorted() {
+      let family = snapshot[name]!
+      out += "# HELP \(name) \(family.help)\n# TYPE \(name) \(family.kind.rawValue)\n"
+      for labels in family.members.keys.sorted() {
+        switch family.members[labels] {
+        case let counter as Counter:
+          out += "\(name)\(labels) \(counter.value)\n"
+        case let gauge as Gauge:
+          out += "\(name)\(labels) \(Self.number(gauge.value))\n"
+        case let histogram as Histogram:
+          out += histogram.render(name: name, labels: labels)
+        default: break
+        }
+      }
+    }
+    return out
+  }
+
+  static func render(_ labels: [(String, String)]) -> String {
+    guard !labels.isEmpty else { return "" }
+    let body = labels.map { key, value in
+      let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
+        .replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+      return "\(key)=\"\(escaped)\""
+    }
+    return "{" + body.joined(separator: ",") + "}"
+  }
+
+  static func number(_ value: Double) -> String {
+    if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
+    return String(value)
+  }
+}
+
+/// A value that only goes up.
+public final class Counter: Sendable {
+  private let storage = Atomic<Int>(0)
+  init() {}
+  public func increment(by amount: Int = 1) { storage.add(amount, ordering: .relaxed) }
+  public var value: Int { storage.load(ordering: .relaxed) }
+}
+
+/// A value that goes up and down.
+public final class Gauge: Sendable {
+  private let storage = Mutex<Double>(0)
+  init() {}
+  public func set(_ value: Double) { storage.withLock { $0 = value } }
+  public func add(_ delta: Double) { storage.withLock { $0 += delta } }
+  public var value: Double { storage.withLock { $0 } }
+}
+
+/// Observations counted into cumulative buckets (seconds, for latencies).
+public final class Histogram: Sendable {
+  public static let latencyBuckets: [Double] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+  ]
+
+  private struct State {
+    var counts: [Int]
+    var sum: Double = 0
+    var count: Int = 0
+  }
+
+  let buckets: [Double]
+  private let state: Mutex<State>
+
+  init(buckets: [Double]) {
+    self.buckets = buckets
+    self.state = Mutex(State(counts: Array(repeating: 0, count: buckets.count)))
+  }
+
+  public func observe(_ value: Double) {
+    let index = buckets.firstIndex { value <= $0 }
+    state.withLock { state in
+      if let index { state.counts[index] += 1 }
+      state.sum += value
+      state.count += 1
+    }
+  }
+
+  public var count: Int { state.withLock { $0.count } }
+
+  func render(name: String, labels: String) -> String {
+    let snapshot = state.withLock { $0 }
+    let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
+    var out = ""
+    var cumulative = 0
+    for (bound, count) in zip(buckets, snapshot.counts) {
+      cumulative += count
+      out += "\(name)_bucket{\(inner)le=\"\(MetricsRegistry.number(bound))\"} \(cumulative)\n"
+    }
+    out += "\(name)_bucket{\(inner)le=\"+Inf\"} \(snapshot.count)\n"
+    out += "\(name)_sum\(labels) \(snapshot.sum)\n\(name)_count\(labels) \(snapshot.count)\n"
+    return out
+  }
+}

@@ -1,0 +1,1 @@
+print("grocer-token: not yet")
