@@ -3,7 +3,33 @@
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <microhttpd.h>
+
+/// Signature of MHD_OPTION_URI_LOG_CALLBACK: sees the raw request target before MHD decodes it;
+/// its return value becomes the request's initial `*req_cls`.
+typedef void *(*grocer_mhd_uri_log_callback)(void *cls, const char *uri,
+                                             struct MHD_Connection *connection);
+
+/// Starts a daemon without Swift touching MHD's variadic API: the three callbacks are passed
+/// explicitly, everything else goes through an MHD_OPTION_ARRAY terminated by MHD_OPTION_END.
+static inline struct MHD_Daemon *grocer_mhd_start_daemon(
+    unsigned int flags, uint16_t port, MHD_AccessHandlerCallback access, void *cls,
+    MHD_RequestCompletedCallback completed, grocer_mhd_uri_log_callback uri_log,
+    const struct MHD_OptionItem *options) {
+  return MHD_start_daemon(flags, port, NULL, NULL, access, cls,
+                          MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
+                          MHD_OPTION_URI_LOG_CALLBACK, uri_log, cls,
+                          MHD_OPTION_ARRAY, options,
+                          MHD_OPTION_END);
+}
+
+/// The port the daemon is bound to (useful after asking for port 0), or 0 if unknown.
+static inline uint16_t grocer_mhd_bound_port(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info == NULL ? 0 : info->port;
+}
+
 #endif

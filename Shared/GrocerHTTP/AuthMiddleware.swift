@@ -1,0 +1,48 @@
+import GrocerCore
+
+/// Reads `Authorization: Bearer <token>`, verifies it and sets `request.principal`.
+///
+/// On a route that requires auth, a missing or invalid token is a 401 with
+/// `WWW-Authenticate: Bearer`, and a valid token with a role the route does not accept is a 403.
+/// On a public route a valid token still sets the principal (so a handler may personalise), while
+/// an invalid one is ignored: a public resource never fails because of a stale token.
+public struct AuthMiddleware: HTTPMiddleware {
+  private let verifier: any TokenVerifier
+  private let logger: Logger
+
+  public init(verifier: any TokenVerifier, logger: Logger = .discarding()) {
+    self.verifier = verifier
+    self.logger = logger
+  }
+
+  public func before(_ request: inout HTTPRequest) throws(HTTPError) {
+    let token = Self.bearerToken(request.headers["Authorization"])
+    if request.authRequirement == .none {
+      if let token, let principal = try? verifier.verify(token) { request.principal = principal }
+      return
+    }
+    guard let token else {
+      throw HTTPError.unauthorized(detail: "a bearer token is required")
+    }
+    let principal: Principal
+    do {
+      principal = try verifier.verify(token)
+    } catch {
+      logger.info("token refused", ["request.id": request.requestID, "auth.reason": "\(error)"])
+      throw HTTPError.unauthorized(
+        detail: error == .expired ? "the bearer token has expired" : "the bearer token is invalid")
+    }
+    request.principal = principal
+    if case .roles(let roles) = request.authRequirement, !roles.contains(principal.role) {
+      throw HTTPError.forbidden(detail: "this operation is not allowed for role \(principal.role.rawValue)")
+    }
+  }
+
+  /// The token of a `Bearer` credential (scheme case-insensitive), or nil.
+  static func bearerToken(_ header: String?) -> String? {
+    guard let header else { return nil }
+    let parts = header.split(separator: " ", omittingEmptySubsequences: true)
+    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+    return String(parts[1])
+  }
+}

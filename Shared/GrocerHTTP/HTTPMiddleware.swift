@@ -1,0 +1,26 @@
+import GrocerCore
+
+/// An interceptor around every request the router answers, sync or async.
+///
+/// `before` runs in registration order once the route is known (so it can read `request.route`
+/// and `request.authRequirement`); throwing stops the chain and the error becomes the response.
+/// `after` runs in reverse order on every response, including 404/405 and thrown errors.
+public protocol HTTPMiddleware: Sendable {
+  func before(_ request: inout HTTPRequest) throws(HTTPError)
+  func after(_ request: HTTPRequest, _ response: inout HTTPResponse)
+}
+
+extension HTTPMiddleware {
+  public func before(_ request: inout HTTPRequest) throws(HTTPError) {}
+  public func after(_ request: HTTPRequest, _ response: inout HTTPResponse) {}
+}
+
+/// What a route demands of its caller.
+public enum AuthRequirement: Sendable, Equatable {
+  /// Public: no token needed.
+  case none
+  /// Any valid bearer token.
+  case required
+  /// A valid bearer token whose role is one of these (otherwise 403).
+  case roles(Set<GrocerCore.Principal.Role>)
+}

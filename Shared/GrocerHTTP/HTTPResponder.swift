@@ -1,0 +1,30 @@
+/// The one seam between transport and logic: the adapter (and `TestClient`) call only this.
+///
+/// `respondImmediately` is tried first, on the transport's own thread: it returns the answer
+/// when it needs no I/O (the hot path answers inside the libmicrohttpd callback), or nil when the
+/// request must go async; then the transport suspends the connection and awaits `respond`.
+public protocol HTTPResponder: Sendable {
+  func respond(to request: HTTPRequest) async -> HTTPResponse
+  func respondImmediately(to request: HTTPRequest) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+  /// By default every request goes async.
+  public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? { nil }
+}
+
+/// The request body limit, shared by the adapter and `TestClient` so both answer 413 alike.
+public enum BodyLimit {
+  /// 64 KiB, what SPEC.md allows.
+  public static let defaultBytes = 64 * 1024
+
+  /// A 413 problem when the declared `Content-Length` or the bytes received so far exceed
+  /// `limit`; nil when within it.
+  public static func check(declaredLength: String?, received: Int, limit: Int) -> HTTPResponse? {
+    if received > limit { return HTTPError.payloadTooLarge(limit: limit).response }
+    if let declaredLength, let length = UInt64(declaredLength), length > UInt64(limit) {
+      return HTTPError.payloadTooLarge(limit: limit).response
+    }
+    return nil
+  }
+}

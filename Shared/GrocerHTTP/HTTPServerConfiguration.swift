@@ -1,0 +1,53 @@
+import Foundation
+import GrocerCore
+
+/// Settings of the libmicrohttpd adapter, with working defaults.
+public struct HTTPServerConfiguration: Sendable {
+  /// Address to bind; loopback by default (the gateway sits in front).
+  public var host: String
+  /// 0 picks an ephemeral port; read the bound one from `HTTPServer.port`.
+  public var port: Int
+  /// MHD worker threads, each polling its own share of connections; default one per core.
+  public var threadPoolSize: Int
+  /// Open connections beyond this wait in the listen backlog.
+  public var connectionLimit: Int
+  /// A connection silent for this long is closed (also a client that never finishes its headers).
+  public var idleTimeoutSeconds: Int
+  /// Larger bodies get a 413 without being read.
+  public var maxBodyBytes: Int
+  /// Per-connection memory for the request line, headers and read buffer (MHD's default is
+  /// 32 KiB); a request whose headers do not fit gets MHD's own 431.
+  public var connectionMemoryLimit: Int
+  /// How long `shutdown` waits for async handlers in flight before answering them with 503.
+  public var shutdownGracePeriod: Duration
+
+  public init(
+    host: String = "127.0.0.1", port: Int = 8080,
+    threadPoolSize: Int = ProcessInfo.processInfo.activeProcessorCount,
+    connectionLimit: Int = 4096, idleTimeoutSeconds: Int = 15, maxBodyBytes: Int = BodyLimit.defaultBytes,
+    connectionMemoryLimit: Int = 32 * 1024, shutdownGracePeriod: Duration = .seconds(10)
+  ) {
+    self.host = host
+    self.port = port
+    self.threadPoolSize = max(1, threadPoolSize)
+    self.connectionLimit = connectionLimit
+    self.idleTimeoutSeconds = idleTimeoutSeconds
+    self.maxBodyBytes = maxBodyBytes
+    self.connectionMemoryLimit = connectionMemoryLimit
+    self.shutdownGracePeriod = shutdownGracePeriod
+  }
+
+  /// Reads `GROCER_HTTP_HOST`, `GROCER_HTTP_PORT`, `GROCER_HTTP_THREADS`,
+  /// `GROCER_HTTP_CONNECTION_LIMIT`, `GROCER_HTTP_IDLE_TIMEOUT` (seconds),
+  /// `GROCER_HTTP_MAX_BODY_BYTES`; `defaultPort` is the service's own port.
+  public init(settings: Settings, defaultPort: Int = 8080) {
+    let defaults = HTTPServerConfiguration(port: defaultPort)
+    self.init(
+      host: settings.string("GROCER_HTTP_HOST", default: defaults.host),
+      port: settings.int("GROCER_HTTP_PORT", default: defaults.port),
+      threadPoolSize: settings.int("GROCER_HTTP_THREADS", default: defaults.threadPoolSize),
+      connectionLimit: settings.int("GROCER_HTTP_CONNECTION_LIMIT", default: defaults.connectionLimit),
+      idleTimeoutSeconds: settings.int("GROCER_HTTP_IDLE_TIMEOUT", default: defaults.idleTimeoutSeconds),
+      maxBodyBytes: settings.int("GROCER_HTTP_MAX_BODY_BYTES", default: defaults.maxBodyBytes))
+  }
+}

@@ -1,0 +1,57 @@
+import CMicroHTTPD
+
+// The C callbacks handed to libmicrohttpd. They capture nothing: `cls` is an unretained
+// `ServerCore` (kept alive by `HTTPServer` until the daemon stops) and `*req_cls` a retained
+// `RequestContext`. They live outside any `main.swift` so they are not main-actor isolated.
+
+/// MHD_OPTION_URI_LOG_CALLBACK: the first sight of a request; keeps the raw target (MHD decodes
+/// the path it passes later, and we want the query and the encoded segments).
+func grocerURILog(
+  _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+  let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+  return Unmanaged.passRetained(context).toOpaque()
+}
+
+/// MHD_AccessHandlerCallback.
+func grocerAccessHandler(
+  _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+  _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+  _ uploadSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+  guard let cls, let connection, let uploadSize, let requestContext else { return .NO }
+  let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+  let context: RequestContext
+  if let raw = requestContext.pointee {
+    context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+  } else {
+    context = RequestContext(target: url.map { String(cString: $0) } ?? "/")
+    requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
+  }
+  return core.handle(connection, context, method: method, uploadData: uploadData, uploadSize: uploadSize)
+}
+
+/// MHD_OPTION_NOTIFY_COMPLETED: releases the request's context.
+func grocerRequestCompleted(
+  _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+  _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
+) {
+  guard let cls, let requestContext, let raw = requestContext.pointee else { return }
+  requestContext.pointee = nil
+  let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+  Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(context)
+}
+
+/// MHD_KeyValueIteratorN: appends each request header to the `HTTPHeaders` behind `cls`.
+func grocerHeaderIterator(
+  _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+  _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+  guard let cls, let key else { return .YES }
+  let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+  let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+  let text =
+    value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+  headers.pointee.add(name, text)
+  return .YES
+}

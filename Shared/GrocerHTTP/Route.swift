@@ -1,0 +1,29 @@
+/// One endpoint: a method, a path template, what it demands of the caller and its handler.
+///
+/// Controllers list the routes they serve as `[Route]` and the composition root adds them to a
+/// `Router`.
+public struct Route: Sendable {
+  /// Answers without awaiting anything; runs inside the transport's callback (the hot path).
+  public typealias SyncHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse
+  /// Awaits I/O; the transport suspends the connection while it runs.
+  public typealias AsyncHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+  /// How the route answers.
+  public enum Handler: Sendable {
+    case sync(SyncHandler)
+    case async(AsyncHandler)
+  }
+
+  public var method: String
+  /// `/v1/hubs/{hub}/products/{sku}`: literal segments and `{name}` parameters.
+  public var template: String
+  public var auth: AuthRequirement
+  public var handler: Handler
+
+  public init(_ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: Handler) {
+    self.method = method.uppercased()
+    self.template = template
+    self.auth = auth
+    self.handler = handler
+  }
+}

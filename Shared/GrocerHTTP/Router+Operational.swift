@@ -1,0 +1,32 @@
+import GrocerCore
+
+extension Router {
+  /// Adds `GET /health/live` (always 200), `GET /health/ready` (200, or 503 with `Retry-After`
+  /// naming the checks that failed) and `GET /metrics` (Prometheus text).
+  ///
+  /// `readiness` runs synchronously on the transport's thread: it should read cached state
+  /// (a connection flag), not perform I/O.
+  public mutating func addOperationalRoutes(
+    registry: MetricsRegistry, readiness: @escaping @Sendable () -> [String: Bool]
+  ) {
+    get(
+      "/health/live",
+      .sync { _ in .json(bytes: Array(#"{"status":"live"}"#.utf8)) })
+    get(
+      "/health/ready",
+      .sync { _ in
+        let checks = readiness()
+        let failed = checks.filter { !$0.value }.keys.sorted()
+        let members = checks.mapValues { JSONValue.string($0 ? "up" : "down") }
+        guard failed.isEmpty else {
+          throw HTTPError.serviceUnavailable(
+            retryAfter: 5, detail: "not ready: \(failed.joined(separator: ", "))",
+            extra: ["checks": .object(members)])
+        }
+        return try .json(value: ["status": JSONValue.string("ready"), "checks": .object(members)])
+      })
+    get(
+      "/metrics",
+      .sync { _ in .text(registry.render(), contentType: "text/plain; version=0.0.4; charset=utf-8") })
+  }
+}

@@ -1,0 +1,203 @@
+import GrocerCore
+
+/// Routes requests by method and path template, runs the middleware around the handler and turns
+/// thrown errors into problem+json.
+///
+/// Matching is segment by segment over a tree; at each segment a literal beats a parameter, and
+/// the match backtracks if the literal branch leads nowhere. Parameters are percent-decoded after
+/// splitting, so `%2F` stays inside a parameter. An unknown path is a 404 problem, a known path
+/// with another method a 405 with `Allow`; HEAD is answered by the GET route (the transport drops
+/// the body). Both go through the middleware, labelled `route == nil`.
+public struct Router: HTTPResponder {
+  private struct Entry: Sendable {
+    var template: String
+    var auth: AuthRequirement
+    var handler: Route.Handler
+  }
+
+  /// One segment position in the tree. Routes live on the node where their template ends.
+  private struct Node: Sendable {
+    var literals: [String: Node] = [:]
+    var parameterName: String? = nil
+    /// Zero or one child: the node after a `{parameter}` segment.
+    var parameterChild: [Node] = []
+    var routes: [String: Entry] = [:]
+  }
+
+  private var root = Node()
+  private let middleware: [any HTTPMiddleware]
+  private let logger: Logger
+
+  /// `middleware` runs in this order before the handler and in reverse after it.
+  public init(middleware: [any HTTPMiddleware] = [], logger: Logger) {
+    self.middleware = middleware
+    self.logger = logger
+  }
+
+  // MARK: Building
+
+  public mutating func add(_ route: Route) {
+    let segments = route.template.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    let entry = Entry(template: route.template, auth: route.auth, handler: route.handler)
+    Self.insert(entry, method: route.method, segments: segments[...], into: &root)
+  }
+
+  public mutating func add(_ routes: [Route]) {
+    for route in routes { add(route) }
+  }
+
+  public mutating func on(
+    _ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler
+  ) {
+    add(Route(method, template, auth: auth, handler))
+  }
+
+  public mutating func get(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+    on("GET", template, auth: auth, handler)
+  }
+
+  public mutating func post(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+    on("POST", template, auth: auth, handler)
+  }
+
+  public mutating func put(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+    on("PUT", template, auth: auth, handler)
+  }
+
+  public mutating func patch(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+    on("PATCH", template, auth: auth, handler)
+  }
+
+  public mutating func delete(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+    on("DELETE", template, auth: auth, handler)
+  }
+
+  private static func insert(
+    _ entry: Entry, method: String, segments: ArraySlice<String>, into node: inout Node
+  ) {
+    guard let first = segments.first else {
+      precondition(node.routes[method] == nil, "route \(method) \(entry.template) registered twice")
+      node.routes[method] = entry
+      return
+    }
+    let rest = segments.dropFirst()
+    if first.hasPrefix("{") && first.hasSuffix("}") {
+      let name = String(first.dropFirst().dropLast())
+      precondition(
+        node.parameterName == nil || node.parameterName == name,
+        "conflicting parameter names at {\(name)} in \(entry.template)")
+      node.parameterName = name
+      if node.parameterChild.isEmpty { node.parameterChild.append(Node()) }
+      insert(entry, method: method, segments: rest, into: &node.parameterChild[0])
+    } else {
+      insert(entry, method: method, segments: rest, into: &node.literals[first, default: Node()])
+    }
+  }
+
+  // MARK: Answering
+
+  private enum Resolution {
+    case handler(Entry)
+    case failure(HTTPError)
+  }
+
+  /// Finds the route, fills `route`, `pathParameters` and `authRequirement`.
+  private func resolve(_ request: inout HTTPRequest) -> Resolution {
+    let segments = request.rawPath.utf8.split(separator: UInt8(ascii: "/")).map {
+      PercentDecoding.decode(Substring($0), plusIsSpace: false)
+    }
+    var parameters: [(String, String)] = []
+    guard let node = Self.match(root, segments[...], &parameters) else {
+      return .failure(.notFound(code: "routeNotFound", detail: "no route for \(request.path)"))
+    }
+    let entry = node.routes[request.method] ?? (request.method == "HEAD" ? node.routes["GET"] : nil)
+    guard let entry else {
+      var allow = Set(node.routes.keys)
+      if allow.contains("GET") { allow.insert("HEAD") }
+      return .failure(.methodNotAllowed(allow: allow.sorted()))
+    }
+    request.route = entry.template
+    request.authRequirement = entry.auth
+    if !parameters.isEmpty {
+      var dictionary = [String: String](minimumCapacity: parameters.count)
+      for (name, value) in parameters { dictionary[name] = value }
+      request.pathParameters = dictionary
+    }
+    return .handler(entry)
+  }
+
+  private static func match(
+    _ node: Node, _ segments: ArraySlice<String>, _ parameters: inout [(String, String)]
+  ) -> Node? {
+    guard let segment = segments.first else { return node.routes.isEmpty ? nil : node }
+    let rest = segments.dropFirst()
+    if let literal = node.literals[segment], let found = match(literal, rest, &parameters) {
+      return found
+    }
+    if let name = node.parameterName, !segment.isEmpty {
+      parameters.append((name, segment))
+      if let found = match(node.parameterChild[0], rest, &parameters) { return found }
+      parameters.removeLast()
+    }
+    return nil
+  }
+
+  public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+    var request = request
+    switch resolve(&request) {
+    case .failure(let error):
+      return run(&request) { _ throws(HTTPError) in throw error }
+    case .handler(let entry):
+      guard case .sync(let handler) = entry.handler else { return nil }
+      return run(&request, handler)
+    }
+  }
+
+  public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    var request = request
+    switch resolve(&request) {
+    case .failure(let error):
+      return run(&request) { _ throws(HTTPError) in throw error }
+    case .handler(let entry):
+      switch entry.handler {
+      case .sync(let handler): return run(&request, handler)
+      case .async(let handler): return await runAsync(&request, handler)
+      }
+    }
+  }
+
+  private func run(_ request: inout HTTPRequest, _ handler: Route.SyncHandler) -> HTTPResponse {
+    var response: HTTPResponse
+    do {
+      for interceptor in middleware { try interceptor.before(&request) }
+      response = try handler(&request)
+    } catch {
+      response = answer(error, request)
+    }
+    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    return response
+  }
+
+  private func runAsync(_ request: inout HTTPRequest, _ handler: Route.AsyncHandler) async -> HTTPResponse {
+    var response: HTTPResponse
+    do {
+      for interceptor in middleware { try interceptor.before(&request) }
+      response = try await handler(request)
+    } catch {
+      response = answer(error, request)
+    }
+    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    return response
+  }
+
+  private func answer(_ error: any Error, _ request: HTTPRequest) -> HTTPResponse {
+    if let error = error as? HTTPError { return error.response }
+    logger.error(
+      "request handler failed",
+      [
+        "error": String(describing: error), "request.id": request.requestID,
+        "http.method": request.method, "http.route": request.route ?? "unmatched",
+      ])
+    return HTTPError.internalServerError.response
+  }
+}

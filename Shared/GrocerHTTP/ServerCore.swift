@@ -1,0 +1,162 @@
+import CMicroHTTPD
+import GrocerCore
+import Synchronization
+
+/// State of one request between MHD callbacks; MHD owns a retained reference in `*req_cls`
+/// from the URI-log callback until the request-completed callback.
+///
+/// `@unchecked Sendable`: `phase`, `body` and `connection` are touched only by the MHD thread
+/// serving the connection (MHD calls one connection's callbacks one at a time); `response` is
+/// written under `ServerCore.suspended`'s lock before the connection is resumed.
+final class RequestContext: @unchecked Sendable {
+  enum Phase { case fresh, readingBody, suspended, answered }
+
+  let target: String
+  var phase = Phase.fresh
+  var body: [UInt8] = []
+  var wentAsync = false
+  var response: HTTPResponse?
+  var connection: OpaquePointer?
+
+  init(target: String) { self.target = target }
+}
+
+/// What the C callbacks call into: the responder, the body limit and the suspended requests.
+final class ServerCore: Sendable {
+  let responder: any HTTPResponder
+  let logger: Logger
+  let maxBodyBytes: Int
+  /// Requests suspended while their async handler runs. Removing an entry is the right to resume
+  /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
+  private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
+  private let inFlight = Atomic<Int>(0)
+
+  init(responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int) {
+    self.responder = responder
+    self.logger = logger
+    self.maxBodyBytes = maxBodyBytes
+  }
+
+  /// Async requests accepted and not yet completed by MHD.
+  var asyncInFlight: Int { inFlight.load(ordering: .acquiring) }
+
+  func handle(
+    _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
+    uploadData: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>
+  ) -> MHD_Result {
+    switch context.phase {
+    case .fresh:
+      // The first call only announces the headers; answering now would cost keep-alive, so only
+      // an oversized declared body is refused here (MHD then closes without reading it).
+      context.phase = .readingBody
+      let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+      if let tooLarge = BodyLimit.check(
+        declaredLength: declared.map { String(cString: $0) }, received: 0, limit: maxBodyBytes)
+      {
+        context.phase = .answered
+        return queue(tooLarge, on: connection)
+      }
+      return .YES
+    case .readingBody:
+      let size = uploadSize.pointee
+      if size > 0 {
+        uploadSize.pointee = 0
+        if context.body.count + size > maxBodyBytes {
+          context.phase = .answered
+          context.body = []
+          return queue(HTTPError.payloadTooLarge(limit: maxBodyBytes).response, on: connection)
+        }
+        if let uploadData {
+          context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
+        }
+        return .YES
+      }
+      let request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "GET", target: context.target,
+        headers: readHeaders(connection), body: context.body)
+      context.body = []
+      if let response = responder.respondImmediately(to: request) {
+        context.phase = .answered
+        return queue(response, on: connection)
+      }
+      suspendAndRespond(to: request, context, connection)
+      return .YES
+    case .suspended:
+      // Called again after a resume: the answer is waiting.
+      let response = suspended.withLock { _ in context.response } ?? HTTPError.internalServerError.response
+      context.phase = .answered
+      context.response = nil
+      return queue(response, on: connection)
+    case .answered:
+      uploadSize.pointee = 0
+      return .YES
+    }
+  }
+
+  private func suspendAndRespond(
+    to request: HTTPRequest, _ context: RequestContext, _ connection: OpaquePointer
+  ) {
+    context.phase = .suspended
+    context.wentAsync = true
+    context.connection = connection
+    inFlight.add(1, ordering: .acquiringAndReleasing)
+    suspended.withLock { $0[ObjectIdentifier(context)] = context }
+    MHD_suspend_connection(connection)
+    let responder = self.responder
+    Task {
+      let response = await responder.respond(to: request)
+      self.resume(context, with: response)
+    }
+  }
+
+  /// Resumes `context` with `response` unless someone (shutdown) already did.
+  private func resume(_ context: RequestContext, with response: HTTPResponse) {
+    suspended.withLock { entries in
+      guard entries.removeValue(forKey: ObjectIdentifier(context)) != nil, let connection = context.connection
+      else { return }
+      context.response = response
+      MHD_resume_connection(connection)
+    }
+  }
+
+  /// Answers every suspended request with 503 and resumes it; returns how many there were.
+  func resumeAllSuspended() -> Int {
+    suspended.withLock { entries in
+      let count = entries.count
+      for context in entries.values {
+        context.response =
+          HTTPError.serviceUnavailable(retryAfter: 1, detail: "the server is shutting down")
+          .response
+        if let connection = context.connection { MHD_resume_connection(connection) }
+      }
+      entries.removeAll()
+      return count
+    }
+  }
+
+  func completed(_ context: RequestContext) {
+    if context.wentAsync { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
+  }
+
+  private func readHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
+    var headers = HTTPHeaders()
+    withUnsafeMutablePointer(to: &headers) { pointer in
+      _ = MHD_get_connection_values_n(connection, .HEADER_KIND, grocerHeaderIterator, pointer)
+    }
+    return headers
+  }
+
+  private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    let created = response.body.withUnsafeBytes { buffer in
+      MHD_create_response_from_buffer(
+        buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let created else { return .NO }
+    for field in response.headers.pairs {
+      _ = MHD_add_response_header(created, field.name, field.value)
+    }
+    let result = MHD_queue_response(connection, UInt32(clamping: response.status), created)
+    MHD_destroy_response(created)
+    return result
+  }
+}
