@@ -9,12 +9,14 @@ import Synchronization
 /// serving the connection (MHD calls one connection's callbacks one at a time); `response` is
 /// written under `ServerCore.suspended`'s lock before the connection is resumed.
 final class RequestContext: @unchecked Sendable {
-  enum Phase { case fresh, readingBody, suspended, answered }
+  enum Phase { case fresh, readingBody, tooLarge, suspended, answered }
 
   let target: String
   var phase = Phase.fresh
   var body: [UInt8] = []
   var wentAsync = false
+  /// Bytes thrown away after the body went over the limit.
+  var discarded = 0
   var response: HTTPResponse?
   var connection: OpaquePointer?
 
@@ -30,6 +32,11 @@ final class ServerCore: Sendable {
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
   private let inFlight = Atomic<Int>(0)
+
+  /// How much of a streamed (chunked) body over the limit is read and dropped so the client still
+  /// gets its 413; beyond this the connection is closed. A declared `Content-Length` over the
+  /// limit is refused before any of the body is read.
+  static let maxDiscardedBytes = 1 << 20
 
   init(responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int) {
     self.responder = responder
@@ -62,9 +69,12 @@ final class ServerCore: Sendable {
       if size > 0 {
         uploadSize.pointee = 0
         if context.body.count + size > maxBodyBytes {
-          context.phase = .answered
+          // MHD cannot queue a response in the middle of a body: drop the rest and answer 413
+          // when it ends, or close the connection if the client keeps streaming.
+          context.phase = .tooLarge
+          context.discarded = size
           context.body = []
-          return queue(HTTPError.payloadTooLarge(limit: maxBodyBytes).response, on: connection)
+          return .YES
         }
         if let uploadData {
           context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
@@ -81,6 +91,15 @@ final class ServerCore: Sendable {
       }
       suspendAndRespond(to: request, context, connection)
       return .YES
+    case .tooLarge:
+      let size = uploadSize.pointee
+      if size > 0 {
+        uploadSize.pointee = 0
+        context.discarded += size
+        return context.discarded > Self.maxDiscardedBytes ? .NO : .YES
+      }
+      context.phase = .answered
+      return queue(HTTPError.payloadTooLarge(limit: maxBodyBytes).response, on: connection)
     case .suspended:
       // Called again after a resume: the answer is waiting.
       let response = suspended.withLock { _ in context.response } ?? HTTPError.internalServerError.response

@@ -153,13 +153,16 @@ func makeRouter(
     let customer = await client.send(
       "PUT", "/v1/hubs/h1/products/p1", headers: ["Authorization": "Bearer customer-token"])
     #expect(customer.status == 403)
-    let staff = await client.send("PUT", "/v1/hubs/h1/products/p1", headers: ["Authorization": "Bearer staff-token"])
+    let staff = await client.send(
+      "PUT", "/v1/hubs/h1/products/p1", headers: ["Authorization": "Bearer staff-token"])
     #expect(staff.status == 204)
   }
 
   @Test func aPublicRouteIgnoresABadTokenButUsesAGoodOne() async {
-    #expect(await client.get("/v1/public", headers: ["Authorization": "Bearer forged"]).bodyString == "anonymous")
-    #expect(await client.get("/v1/public", headers: ["Authorization": "Bearer customer-token"]).bodyString == "u1")
+    #expect(
+      await client.get("/v1/public", headers: ["Authorization": "Bearer forged"]).bodyString == "anonymous")
+    #expect(
+      await client.get("/v1/public", headers: ["Authorization": "Bearer customer-token"]).bodyString == "u1")
   }
 
   @Test func aValidJSONBodyIsDecoded() async throws {
@@ -224,7 +227,8 @@ func makeRouter(
     let text = registry.render()
     #expect(text.contains(#"http_requests_total{method="GET",route="/v1/hubs/{hub}/stock",status="200"} 2"#))
     #expect(text.contains(#"http_requests_total{method="GET",route="unmatched",status="404"} 1"#))
-    #expect(text.contains(#"http_request_duration_seconds_count{method="GET",route="/v1/hubs/{hub}/stock"} 2"#))
+    #expect(
+      text.contains(#"http_request_duration_seconds_count{method="GET",route="/v1/hubs/{hub}/stock"} 2"#))
     #expect(!text.contains("h1"))
   }
 

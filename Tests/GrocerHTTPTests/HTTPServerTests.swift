@@ -1,0 +1,316 @@
+import Dispatch
+import Foundation
+import GrocerCore
+import GrocerHTTP
+import Synchronization
+import Testing
+
+/// A blocking HTTP/1.1 client on a raw POSIX socket, so tests control every byte.
+final class RawConnection: @unchecked Sendable {
+  struct Response {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+  }
+
+  private let fd: Int32
+  private var buffer: [UInt8] = []
+
+  init(port: Int, timeoutSeconds: Int = 5) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    if result != 0 { throw POSIXError(.ECONNREFUSED) }
+  }
+
+  deinit { close(fd) }
+
+  /// Writes everything it can; false once the peer has closed.
+  @discardableResult
+  func write(_ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+      let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      if sent <= 0 { return false }
+      offset += sent
+    }
+    return true
+  }
+
+  @discardableResult
+  func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+
+  private func fill() -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    if count <= 0 { return false }
+    buffer.append(contentsOf: chunk[0..<count])
+    return true
+  }
+
+  /// Reads one response (Content-Length bodies only); nil if the connection closed or timed out.
+  func readResponse() -> Response? {
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    var headerEnd: Int?
+    while headerEnd == nil {
+      if let range = buffer.firstRange(of: separator) {
+        headerEnd = range.upperBound
+      } else if !fill() {
+        return nil
+      }
+    }
+    let head = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+    var lines = head.components(separatedBy: "\r\n")
+    let statusLine = lines.removeFirst().split(separator: " ")
+    guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
+    var headers: [String: String] = [:]
+    for line in lines where !line.isEmpty {
+      let parts = line.split(separator: ":", maxSplits: 1)
+      headers[parts[0].lowercased()] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+    }
+    let length = Int(headers["content-length"] ?? "0") ?? 0
+    while buffer.count < headerEnd! + length {
+      if !fill() { return nil }
+    }
+    let body = String(decoding: buffer[headerEnd!..<(headerEnd! + length)], as: UTF8.self)
+    buffer.removeFirst(headerEnd! + length)
+    return Response(status: status, headers: headers, body: body)
+  }
+
+  /// True if the peer closes the connection (EOF or reset) before the receive timeout.
+  func waitForClose() -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count == 0 { return true }
+      if count < 0 { return errno == ECONNRESET }
+    }
+  }
+}
+
+/// Runs blocking socket work off Swift's cooperative pool, which the server's async handlers need.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
+
+func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n" }
+
+/// Opens once an async handler has started, so a test can act while it is in flight.
+final class Gate: Sendable {
+  private let opened = Atomic(false)
+  func open() { opened.store(true, ordering: .releasing) }
+  func wait() async {
+    while !opened.load(ordering: .acquiring) { try? await Task.sleep(for: .milliseconds(5)) }
+  }
+}
+
+@Suite(.serialized) struct HTTPServerTests {
+  static func server(
+    idleTimeout: Int = 5, grace: Duration = .seconds(5), gate: Gate = Gate(),
+    asyncDelay: Duration = .milliseconds(20)
+  ) async throws -> HTTPServer {
+    var router = Router(middleware: [RequestIDMiddleware()], logger: .discarding())
+    router.get("/sync", .sync { _ in .text("sync") })
+    router.get(
+      "/async",
+      .async { _ in
+        gate.open()
+        try await Task.sleep(for: asyncDelay)
+        return .text("async")
+      })
+    router.post("/echo", .sync { request in .text("\(request.body.count)") })
+    let configuration = HTTPServerConfiguration(
+      port: 0, threadPoolSize: 2, idleTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace)
+    let server = HTTPServer(configuration: configuration, responder: router, logger: .discarding())
+    try await server.start()
+    return server
+  }
+
+  @Test func syncAndAsyncHandlersAnswerOnOneKeptAliveConnection() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    #expect(port > 0)
+    let (first, second) = try await blocking {
+      let connection = try RawConnection(port: port)
+      connection.write(get("/sync"))
+      let first = connection.readResponse()
+      connection.write(get("/async"))
+      return (first, connection.readResponse())
+    }
+    #expect(first?.status == 200)
+    #expect(first?.body == "sync")
+    #expect(first?.headers["connection"]?.lowercased() != "close")
+    #expect(first?.headers["x-request-id"] != nil)
+    #expect(second?.status == 200)
+    #expect(second?.body == "async")
+    await server.shutdown()
+  }
+
+  @Test func aBodyWithinTheLimitIsRead() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let response = try await blocking {
+      let connection = try RawConnection(port: port)
+      let body = String(repeating: "x", count: 60_000)
+      connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+      return connection.readResponse()
+    }
+    #expect(response?.body == "60000")
+    await server.shutdown()
+  }
+
+  @Test func aDeclaredTenMegabyteBodyIs413AndTheServerStaysUp() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let (refused, after) = try await blocking {
+      let connection = try RawConnection(port: port)
+      connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n")
+      connection.write([UInt8](repeating: 0x41, count: 100_000))
+      let refused = connection.readResponse()
+      let next = try RawConnection(port: port)
+      next.write(get("/sync"))
+      return (refused, next.readResponse())
+    }
+    #expect(refused?.status == 413)
+    #expect(refused?.headers["content-type"] == "application/problem+json")
+    #expect(after?.status == 200)
+    await server.shutdown()
+  }
+
+  @Test func aStreamedBodyOverTheLimitIs413() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let (refused, after) = try await blocking {
+      let connection = try RawConnection(port: port)
+      connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+      let chunk = "8000\r\n" + String(repeating: "y", count: 0x8000) + "\r\n"
+      for _ in 0..<2 { connection.write(chunk) }
+      connection.write("10\r\n" + String(repeating: "z", count: 16) + "\r\n0\r\n\r\n")
+      let refused = connection.readResponse()
+      let next = try RawConnection(port: port)
+      next.write(get("/sync"))
+      return (refused, next.readResponse())
+    }
+    #expect(refused?.status == 413)
+    #expect(after?.status == 200)
+    await server.shutdown()
+  }
+
+  @Test func aClientStreamingFarOverTheLimitIsCutOffAndTheServerStaysUp() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let (wrote, after) = try await blocking {
+      let connection = try RawConnection(port: port)
+      connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+      let chunk = "8000\r\n" + String(repeating: "y", count: 0x8000) + "\r\n"
+      var wrote = 0
+      for _ in 0..<320 where connection.write(chunk) { wrote += 1 }
+      let next = try RawConnection(port: port)
+      next.write(get("/sync"))
+      return (wrote, next.readResponse())
+    }
+    #expect(wrote < 320)
+    #expect(after?.status == 200)
+    await server.shutdown()
+  }
+
+  @Test func hugeHeadersGetAnErrorAndTheServerStaysUp() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let (refused, after) = try await blocking {
+      let connection = try RawConnection(port: port)
+      let big = String(repeating: "h", count: 100_000)
+      connection.write("GET /sync HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
+      let refused = connection.readResponse()
+      let next = try RawConnection(port: port)
+      next.write(get("/sync"))
+      return (refused, next.readResponse())
+    }
+    #expect((refused?.status ?? 431) >= 400)
+    #expect(after?.status == 200)
+    await server.shutdown()
+  }
+
+  @Test func aClientThatNeverFinishesItsHeadersIsDroppedAfterTheIdleTimeout() async throws {
+    let server = try await Self.server(idleTimeout: 1)
+    let port = server.port
+    let started = ContinuousClock.now
+    let closed = try await blocking {
+      let connection = try RawConnection(port: port, timeoutSeconds: 5)
+      connection.write("GET /sync HTTP/1.1\r\nHost: x\r\n")
+      return connection.waitForClose()
+    }
+    #expect(closed)
+    #expect(ContinuousClock.now - started < .seconds(4))
+    await server.shutdown()
+  }
+
+  @Test func shutdownWaitsForAnAsyncHandlerInFlightAndDeliversItsAnswer() async throws {
+    let gate = Gate()
+    let server = try await Self.server(gate: gate, asyncDelay: .milliseconds(300))
+    let port = server.port
+    let connection = try RawConnection(port: port)
+    let pending = Task {
+      try await blocking {
+        connection.write(get("/async")); return connection.readResponse()
+      }
+    }
+    await gate.wait()
+    await server.shutdown()
+    let response = try await pending.value
+    #expect(response?.status == 200)
+    #expect(response?.body == "async")
+  }
+
+  @Test func shutdownAnswers503WhenAnAsyncHandlerOutlivesTheGracePeriod() async throws {
+    let gate = Gate()
+    let server = try await Self.server(grace: .milliseconds(100), gate: gate, asyncDelay: .seconds(2))
+    let port = server.port
+    let connection = try RawConnection(port: port)
+    let pending = Task {
+      try await blocking {
+        connection.write(get("/async")); return connection.readResponse()
+      }
+    }
+    await gate.wait()
+    await server.shutdown()
+    let response = try await pending.value
+    #expect(response == nil || response?.status == 503)
+  }
+
+  @Test func manyConcurrentConnectionsAreAllAnswered() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let answered = try await blocking {
+      let count = Atomic(0)
+      let group = DispatchGroup()
+      for index in 0..<64 {
+        group.enter()
+        // One thread per client, so all 64 connections are really open at once.
+        Thread {
+          defer { group.leave() }
+          guard let connection = try? RawConnection(port: port) else { return }
+          for _ in 0..<10 {
+            connection.write(get(index % 2 == 0 ? "/sync" : "/async"))
+            if connection.readResponse()?.status == 200 { count.add(1, ordering: .relaxed) }
+          }
+        }.start()
+      }
+      group.wait()
+      return count.load(ordering: .relaxed)
+    }
+    #expect(answered == 640)
+    await server.shutdown()
+  }
+}
