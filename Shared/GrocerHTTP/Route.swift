@@ -7,11 +7,16 @@ public struct Route: Sendable {
   public typealias SyncHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse
   /// Awaits I/O; the transport suspends the connection while it runs.
   public typealias AsyncHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+  /// Answers from memory when it can (non-nil), or returns nil to have the route's async handler
+  /// run with the connection suspended (a cache miss that must read the database).
+  public typealias MemoryHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse?
 
   /// How the route answers.
   public enum Handler: Sendable {
     case sync(SyncHandler)
     case async(AsyncHandler)
+    /// The hot path of a cache: in the callback on a hit, suspended on a miss.
+    case memoryFirst(MemoryHandler, otherwise: AsyncHandler)
   }
 
   public var method: String

@@ -148,8 +148,11 @@ public struct Router: HTTPResponder {
     case .failure(let error):
       return run(&request) { _ throws(HTTPError) in throw error }
     case .handler(let entry):
-      guard case .sync(let handler) = entry.handler else { return nil }
-      return run(&request, handler)
+      switch entry.handler {
+      case .sync(let handler): return run(&request, handler)
+      case .async: return nil
+      case .memoryFirst(let fromMemory, _): return runFromMemory(request, fromMemory)
+      }
     }
   }
 
@@ -162,6 +165,9 @@ public struct Router: HTTPResponder {
       switch entry.handler {
       case .sync(let handler): return run(&request, handler)
       case .async(let handler): return await runAsync(&request, handler)
+      case .memoryFirst(let fromMemory, let otherwise):
+        if let response = runFromMemory(request, fromMemory) { return response }
+        return await runAsync(&request, otherwise)
       }
     }
   }
@@ -171,6 +177,23 @@ public struct Router: HTTPResponder {
     do {
       for interceptor in middleware { try interceptor.before(&request) }
       response = try handler(&request)
+    } catch {
+      response = answer(error, request)
+    }
+    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    return response
+  }
+
+  /// Runs the middleware and a memory handler; nil (and no `after` hooks) when memory cannot
+  /// answer, so the caller runs the whole chain again on the async path. `before` hooks have no
+  /// side effects, which makes running them twice harmless.
+  private func runFromMemory(_ original: HTTPRequest, _ handler: Route.MemoryHandler) -> HTTPResponse? {
+    var request = original
+    var response: HTTPResponse
+    do {
+      for interceptor in middleware { try interceptor.before(&request) }
+      guard let answer = try handler(&request) else { return nil }
+      response = answer
     } catch {
       response = answer(error, request)
     }
