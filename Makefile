@@ -74,7 +74,8 @@ test: build-tests broker
 bench: build broker
 	@set -e; for script in Benchmarks/*/run.sh; do \
 	  echo "=== $$script"; \
-	  GROCER_BIN_DIR="$(CURDIR)/.build/$(CONFIGURATION)" bash "$$script"; \
+	  GROCER_BIN_DIR="$(CURDIR)/.build/$(CONFIGURATION)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" \
+	    bash "$$script"; \
 	done
 
 format:
