@@ -7,6 +7,7 @@ SWIFT_FORMAT ?= swift-format
 SWIFT_FLAGS ?=
 # The local system runs the release build (one configuration for `run` and `bench`).
 CONFIGURATION ?= release
+BIN_DIR ?= $(CURDIR)/.build/$(CONFIGURATION)
 DEPLOY := deploy/local
 RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
 SOURCES := Package.swift Shared Services Tests
@@ -38,7 +39,7 @@ broker: deps
 	@bash $(RABBITMQ) start
 
 services: build broker
-	@GROCER_BIN_DIR="$(CURDIR)/.build/$(CONFIGURATION)" bash $(DEPLOY)/services.sh start
+	@GROCER_BIN_DIR="$(BIN_DIR)" bash $(DEPLOY)/services.sh start
 
 gateway: deps
 	@bash $(DEPLOY)/gateway.sh start
@@ -51,18 +52,18 @@ run: services gateway
 	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
 	@echo "  logs          var/log/   data  var/data/"
 	@echo "Try it:"
-	@echo "  TOKEN=\$$(.build/$(CONFIGURATION)/grocer-token alice)"
+	@echo "  TOKEN=\$$($(BIN_DIR)/grocer-token alice)"
 	@echo "  curl -H \"Authorization: Bearer \$$TOKEN\" 'http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/hubs/h1/stock?ids=p00001,p00002'"
 
 down:
-	-@bash $(DEPLOY)/gateway.sh stop
-	-@bash $(DEPLOY)/services.sh stop
-	-@bash $(RABBITMQ) stop
+	@bash $(DEPLOY)/gateway.sh stop || true
+	@bash $(DEPLOY)/services.sh stop || true
+	@bash $(RABBITMQ) stop || true
 
 status:
-	-@bash $(DEPLOY)/gateway.sh status
-	-@bash $(DEPLOY)/services.sh status
-	-@bash $(RABBITMQ) status
+	@bash $(DEPLOY)/gateway.sh status || true
+	@bash $(DEPLOY)/services.sh status || true
+	@bash $(RABBITMQ) status || true
 
 build-tests: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
@@ -74,7 +75,7 @@ test: build-tests broker
 bench: build broker
 	@set -e; for script in Benchmarks/*/run.sh; do \
 	  echo "=== $$script"; \
-	  GROCER_BIN_DIR="$(CURDIR)/.build/$(CONFIGURATION)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" \
+	  GROCER_BIN_DIR="$(BIN_DIR)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" \
 	    bash "$$script"; \
 	done
 

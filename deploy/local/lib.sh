@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are used by the scripts that source this file
 # Shared helpers for the local scripts (sourced, never run). Everything the local system writes
 # lives under $GROCER_VAR_DIR (default <project>/var): data/, log/, run/, nginx/, rabbitmq/.
 
