@@ -50,7 +50,7 @@ run: services gateway
 	@echo "  gateway       http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/..."
 	@echo "  StockService  http://127.0.0.1:$${GROCER_STOCK_PORT:-8081}  (/health/ready, /metrics)"
 	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
-	@echo "  logs          var/log/   data  var/data/"
+	@echo "  logs          $${GROCER_VAR_DIR:-var}/log/    data  $${GROCER_VAR_DIR:-var}/data/"
 	@echo "Try it:"
 	@echo "  TOKEN=\$$($(BIN_DIR)/grocer-token alice)"
 	@echo "  curl -H \"Authorization: Bearer \$$TOKEN\" 'http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/hubs/h1/stock?ids=p00001,p00002'"
@@ -85,5 +85,6 @@ format:
 lint:
 	$(SWIFT_FORMAT) lint --strict --recursive $(SOURCES)
 
+# Stop first (make down): a running service keeps its deleted database open.
 clean-data:
-	rm -rf var/data
+	rm -rf "$${GROCER_VAR_DIR:-var}/data"
