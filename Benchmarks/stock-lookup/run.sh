@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Stock-lookup benchmark: StockService's hot path against nginx serving a static reply of the
+# same size (the ceiling of this machine), side by side in one run. Builds nothing: `make bench`
+# builds the release binaries first.
+#
+# Environment (all optional):
+#   BENCH_TARGETS       "service nginx" (default) or "nginx" alone
+#   BENCH_CONNECTIONS   "64 256"       BENCH_DURATION 10s       BENCH_THREADS 2
+#   BENCH_SERVICE_PORT  18081          BENCH_NGINX_PORT 18090   BENCH_HUB h1
+#   BENCH_REPLY_BYTES   static size when the service is not measured (default 400)
+#   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
+#   GROCER_BIN_DIR      where stock-service and grocer-token are (default .build/release)
+#   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
+set -euo pipefail
+LOG_PREFIX=stock-lookup
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/local/lib.sh
+source "$HERE/../../deploy/local/lib.sh"
+
+TARGETS="${BENCH_TARGETS:-service nginx}"
+CONNECTIONS="${BENCH_CONNECTIONS:-64 256}"
+DURATION="${BENCH_DURATION:-10s}"
+THREADS="${BENCH_THREADS:-2}"
+SERVICE_PORT="${BENCH_SERVICE_PORT:-18081}"
+NGINX_PORT="${BENCH_NGINX_PORT:-18090}"
+HUB="${BENCH_HUB:-h1}"
+PRODUCTS=3000 # the demo assortment's SKUs are p00001 ... p03000
+PATH_COUNT=200
+IDS_PER_REQUEST=20
+
+for tool in wrk nginx curl; do
+  command -v "$tool" >/dev/null || die "$tool is not installed (make deps)"
+done
+want() { [[ " $TARGETS " == *" $1 "* ]]; }
+
+WORK="$(mktemp -d /tmp/grocer-bench-stock.XXXXXX)"
+chmod 755 "$WORK" # nginx workers (user nobody) read the static file below it
+SERVICE_PID=""
+NGINX_PID=""
+cleanup() {
+  local rc=$?
+  if [[ -n "$SERVICE_PID" ]] && alive "$SERVICE_PID"; then terminate "$SERVICE_PID" 15; fi
+  if [[ -n "$SERVICE_PID" ]]; then wait "$SERVICE_PID" 2>/dev/null || true; fi
+  if [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID"; then
+    kill -QUIT "$NGINX_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do alive "$NGINX_PID" || break; sleep 0.1; done
+    if alive "$NGINX_PID"; then terminate "$NGINX_PID" 5; fi
+  fi
+  if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
+}
+trap cleanup EXIT
+
+# 200 request paths with 20 distinct ids each, the same every run.
+awk -v n="$PATH_COUNT" -v k="$IDS_PER_REQUEST" -v p="$PRODUCTS" -v hub="$HUB" 'BEGIN {
+  for (i = 0; i < n; i++) {
+    line = "/v1/hubs/" hub "/stock?ids="
+    for (j = 0; j < k; j++) line = line (j ? "," : "") sprintf("p%05d", (i * 37 + j * 151) % p + 1)
+    print line
+  }
+}' >"$WORK/paths.txt"
+
+TOKEN=""
+if [[ -x "$BIN_DIR/grocer-token" ]]; then
+  TOKEN="$("$BIN_DIR/grocer-token" bench-user 2>/dev/null | tail -n 1 || true)"
+fi
+AUTH=()
+[[ -n "$TOKEN" ]] && AUTH=(-H "Authorization: Bearer $TOKEN")
+
+# --- StockService: fresh data dir, demo assortment, warm cache.
+REPLY_BYTES="${BENCH_REPLY_BYTES:-400}"
+if want service; then
+  BIN="$BIN_DIR/stock-service"
+  [[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or BENCH_TARGETS=nginx)"
+  port_answers "$SERVICE_PORT" && die "port $SERVICE_PORT is taken"
+  bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+  mkdir -p "$WORK/data"
+  log "loading the demo assortment into $WORK/data"
+  GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
+    "$BIN" load-demo >>"$WORK/service.log" 2>&1 </dev/null ||
+    { tail -n 20 "$WORK/service.log" >&2; die "load-demo failed"; }
+  GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
+    "$BIN" >>"$WORK/service.log" 2>&1 </dev/null &
+  SERVICE_PID=$!
+  wait_http_ok "http://127.0.0.1:$SERVICE_PORT/health/ready" 60 "$SERVICE_PID" ||
+    { tail -n 20 "$WORK/service.log" >&2; die "stock-service did not become ready"; }
+
+  # Warm the cache: every path once, in one keep-alive connection; all must answer 200.
+  urls=()
+  while IFS= read -r path; do urls+=(-o /dev/null "http://127.0.0.1:$SERVICE_PORT$path"); done <"$WORK/paths.txt"
+  curl -sg "${AUTH[@]}" -w '%{http_code} %{size_download}\n' "${urls[@]}" >"$WORK/warm.txt"
+  bad="$(awk '$1 != 200' "$WORK/warm.txt" | wc -l)"
+  ((bad == 0)) || die "$bad of $PATH_COUNT warm-up requests did not answer 200 (first: $(awk '$1 != 200 { print $1; exit }' "$WORK/warm.txt"))"
+  REPLY_BYTES="$(awk '{ sum += $2 } END { printf "%d", sum / NR }' "$WORK/warm.txt")"
+  curl -sg "${AUTH[@]}" "http://127.0.0.1:$SERVICE_PORT$(head -n 1 "$WORK/paths.txt")" >"$WORK/sample.json"
+  log "service warm; mean reply body $REPLY_BYTES bytes; sample: $(head -c 160 "$WORK/sample.json")..."
+fi
+
+# --- nginx: a static JSON file of the same body size.
+if want nginx; then
+  port_answers "$NGINX_PORT" && die "port $NGINX_PORT is taken"
+  NGINX_DIR="$WORK/nginx"
+  mkdir -p "$NGINX_DIR/html" "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
+  chmod 755 "$NGINX_DIR" "$NGINX_DIR/html"
+  awk -v n="$REPLY_BYTES" 'BEGIN {
+    s = "{\"asOf\":\"2026-01-01T00:00:00Z\",\"stock\":{"
+    i = 1
+    while (length(s) + 12 < n - 2) { s = s sprintf("%s\"p%05d\":%d", (i > 1 ? "," : ""), i, i % 40); i++ }
+    s = s "}}"
+    while (length(s) < n) s = s " "
+    printf "%s", s
+  }' >"$NGINX_DIR/html/reply.json"
+  chmod 644 "$NGINX_DIR/html/reply.json"
+  cat >"$NGINX_DIR/nginx.conf" <<CONF
+worker_processes 2;
+pid nginx.pid;
+error_log logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  default_type application/json;
+  client_body_temp_path tmp/client_body;
+  proxy_temp_path tmp/proxy;
+  fastcgi_temp_path tmp/fastcgi;
+  uwsgi_temp_path tmp/uwsgi;
+  scgi_temp_path tmp/scgi;
+  keepalive_requests 1000000;
+  open_file_cache max=16;
+  server {
+    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
+    root $NGINX_DIR/html;
+    location / { rewrite ^ /reply.json break; }
+  }
+}
+CONF
+  nginx -p "$NGINX_DIR/" -c "$NGINX_DIR/nginx.conf" -e logs/error.log
+  for _ in $(seq 1 50); do [[ -s "$NGINX_DIR/nginx.pid" ]] && break; sleep 0.1; done
+  NGINX_PID="$(cat "$NGINX_DIR/nginx.pid")"
+  wait_http_ok "http://127.0.0.1:$NGINX_PORT/" 10 "$NGINX_PID" || die "nginx did not start"
+  log "nginx serves a $(stat -c %s "$NGINX_DIR/html/reply.json")-byte static reply on port $NGINX_PORT"
+fi
+
+# --- Measure: for each connection count, the service then nginx.
+declare -A RESULT
+run_wrk() { # target port connections
+  local out
+  out="$(wrk -t"$THREADS" -c"$3" -d"$DURATION" --timeout 5s -s "$HERE/ids.lua" \
+    "http://127.0.0.1:$2" -- "$WORK/paths.txt" "$TOKEN" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
+  local line
+  line="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
+  [[ -n "$line" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
+  RESULT[$1:$3]="$line"
+  printf '%-8s c=%-4s %s\n' "$1" "$3" "${line#RESULT }"
+}
+field() { sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
+
+echo "stock-lookup: $(nproc) cores, wrk -t$THREADS -d$DURATION, $PATH_COUNT paths of $IDS_PER_REQUEST ids, reply $REPLY_BYTES bytes"
+for c in $CONNECTIONS; do
+  if want service; then run_wrk service "$SERVICE_PORT" "$c"; sleep 1; fi
+  if want nginx; then run_wrk nginx "$NGINX_PORT" "$c"; sleep 1; fi
+done
+
+RSS_KB=""
+if [[ -n "$SERVICE_PID" ]]; then
+  RSS_KB="$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVICE_PID/status")"
+fi
+
+# --- Summary.
+echo
+echo "Summary (targets: service >= 0.8x nginx req/s; p99 < 5 ms at 64, < 10 ms at 256; RSS < 60 MB)"
+printf '%-6s %12s %9s %9s %12s %9s %9s %7s %s\n' conns "service r/s" "p50 ms" "p99 ms" "nginx r/s" "p50 ms" "p99 ms" ratio "service errors"
+for c in $CONNECTIONS; do
+  s_rps="$(field "service:$c" rps)"; n_rps="$(field "nginx:$c" rps)"
+  s_p50="$(field "service:$c" p50_us)"; s_p99="$(field "service:$c" p99_us)"
+  n_p50="$(field "nginx:$c" p50_us)"; n_p99="$(field "nginx:$c" p99_us)"
+  s_non2xx="$(field "service:$c" non2xx)"; s_socket="$(field "service:$c" socket_errors)"
+  errors=$((${s_non2xx:-0} + ${s_socket:-0}))
+  awk -v c="$c" -v sr="$s_rps" -v s50="$s_p50" -v s99="$s_p99" -v nr="$n_rps" -v n50="$n_p50" \
+    -v n99="$n_p99" -v err="$errors" 'function ms(us) { return us == "" ? "-" : sprintf("%.2f", us / 1000) }
+    function num(x) { return x == "" ? "-" : x }
+    BEGIN {
+      ratio = (sr != "" && nr != "" && nr > 0) ? sprintf("%.2f", sr / nr) : "-"
+      printf "%-6s %12s %9s %9s %12s %9s %9s %7s %s\n", c, num(sr), ms(s50), ms(s99), num(nr), ms(n50), ms(n99), ratio, err
+    }'
+done
+if [[ -n "$RSS_KB" ]]; then
+  echo "service RSS after the run: $((RSS_KB / 1024)) MB ($RSS_KB kB)"
+fi
+
+# --- Verdict against the targets (informational: a benchmark is a command, not a test).
+if want service; then
+  verdict() { if awk "BEGIN { exit !($2) }"; then echo "  ok    $1"; else echo "  MISS  $1"; fi; }
+  echo "Targets:"
+  for c in $CONNECTIONS; do
+    s_rps="$(field "service:$c" rps)"; n_rps="$(field "nginx:$c" rps)"; s_p99="$(field "service:$c" p99_us)"
+    if [[ -n "$s_rps" && -n "$n_rps" ]]; then
+      verdict "c=$c requests/s $s_rps >= 0.8 x nginx $n_rps" "$s_rps >= 0.8 * $n_rps"
+    fi
+    case "$c" in
+      64) verdict "c=64 p99 $((s_p99 / 1000)).$(printf '%02d' $((s_p99 % 1000 / 10))) ms < 5 ms" "$s_p99 < 5000" ;;
+      256) verdict "c=256 p99 $((s_p99 / 1000)).$(printf '%02d' $((s_p99 % 1000 / 10))) ms < 10 ms" "$s_p99 < 10000" ;;
+    esac
+  done
+  if [[ -n "$RSS_KB" ]]; then verdict "RSS $((RSS_KB / 1024)) MB < 60 MB" "$RSS_KB < 61440"; fi
+fi

@@ -1,0 +1,90 @@
+# Grocer: the two set-up commands are `make run` and `make test` (see README.md).
+# Everything the local system writes lives under var/ (data, logs, pid files, nginx, RabbitMQ).
+
+SWIFT ?= swift
+SWIFT_FORMAT ?= swift-format
+# Extra flags for every swift build/test, e.g. SWIFT_FLAGS="-Xswiftc -warnings-as-errors".
+SWIFT_FLAGS ?=
+# The local system runs the release build (one configuration for `run` and `bench`).
+CONFIGURATION ?= release
+BIN_DIR ?= $(CURDIR)/.build/$(CONFIGURATION)
+DEPLOY := deploy/local
+RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
+SOURCES := Package.swift Shared Services Tests
+
+# If swift is not on PATH, use the toolchain at /opt/swift (fresh machines of our kind).
+ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)
+  export PATH := /opt/swift/usr/bin:$(PATH)
+endif
+
+.PHONY: help run down status test build build-tests deps broker services gateway bench \
+	format lint clean-data
+
+help:
+	@echo "make run         install what is missing, build, start RabbitMQ, StockService and the gateway"
+	@echo "make down        stop the gateway, the services and RabbitMQ"
+	@echo "make status      what is running"
+	@echo "make test        run every test (starts RabbitMQ, which stays up)"
+	@echo "make bench       run the benchmarks in Benchmarks/"
+	@echo "make format      format the Swift sources in place;  make lint  checks them"
+	@echo "make clean-data  delete var/data (all local service data)"
+
+deps:
+	@bash $(DEPLOY)/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c $(CONFIGURATION) $(SWIFT_FLAGS)
+
+broker: deps
+	@bash $(RABBITMQ) start
+
+services: build broker
+	@GROCER_BIN_DIR="$(BIN_DIR)" bash $(DEPLOY)/services.sh start
+
+gateway: deps
+	@bash $(DEPLOY)/gateway.sh start
+
+run: services gateway
+	@echo
+	@echo "Grocer is running (make status, make down):"
+	@echo "  gateway       http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/..."
+	@echo "  StockService  http://127.0.0.1:$${GROCER_STOCK_PORT:-8081}  (/health/ready, /metrics)"
+	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
+	@echo "  logs          $${GROCER_VAR_DIR:-var}/log/    data  $${GROCER_VAR_DIR:-var}/data/"
+	@echo "Try it:"
+	@echo "  TOKEN=\$$($(BIN_DIR)/grocer-token alice)"
+	@echo "  curl -H \"Authorization: Bearer \$$TOKEN\" 'http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/hubs/h1/stock?ids=p00001,p00002'"
+
+down:
+	@bash $(DEPLOY)/gateway.sh stop || true
+	@bash $(DEPLOY)/services.sh stop || true
+	@bash $(RABBITMQ) stop || true
+
+status:
+	@bash $(DEPLOY)/gateway.sh status || true
+	@bash $(DEPLOY)/services.sh status || true
+	@bash $(RABBITMQ) status || true
+
+build-tests: deps
+	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
+
+# The broker-backed tests need RabbitMQ on 127.0.0.1:5672; it stays up afterwards.
+test: build-tests broker
+	$(SWIFT) test --skip-build $(SWIFT_FLAGS)
+
+bench: build broker
+	@set -e; for script in Benchmarks/*/run.sh; do \
+	  echo "=== $$script"; \
+	  GROCER_BIN_DIR="$(BIN_DIR)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" \
+	    bash "$$script"; \
+	done
+
+format:
+	$(SWIFT_FORMAT) format --in-place --recursive $(SOURCES)
+
+lint:
+	$(SWIFT_FORMAT) lint --strict --recursive $(SOURCES)
+
+# Stop first (make down): a running service keeps its deleted database open.
+clean-data:
+	rm -rf "$${GROCER_VAR_DIR:-var}/data"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The local gateway: nginx on 127.0.0.1:8080 (GROCER_GATEWAY_PORT) in front of the services.
+#
+#   deploy/local/gateway.sh start    render the config, check it, start nginx (idempotent)
+#   deploy/local/gateway.sh stop     graceful stop (QUIT), then TERM/KILL if it lingers
+#   deploy/local/gateway.sh status   exit 0 if it runs and answers
+#   deploy/local/gateway.sh check    render and `nginx -t` only
+#
+# nginx runs with its own prefix var/nginx/ (conf/, logs/, run/, tmp/): no system nginx config.
+set -euo pipefail
+LOG_PREFIX=gateway.sh
+# shellcheck source=deploy/local/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PREFIX="$VAR_DIR/nginx"
+CONF="$PREFIX/conf/gateway.conf"
+PIDFILE="$PREFIX/run/nginx.pid"
+NGINX=(nginx -p "$PREFIX/" -c "$CONF" -e logs/error.log)
+
+render() {
+  command -v nginx >/dev/null || die "nginx is not installed (make deps)"
+  mkdir -p "$PREFIX/conf" "$PREFIX/logs" "$PREFIX/run" "$PREFIX/tmp"
+  sed -e "s/@GATEWAY_PORT@/$GATEWAY_PORT/g" -e "s/@STOCK_PORT@/$STOCK_PORT/g" \
+    -e "s/@CART_PORT@/$CART_PORT/g" -e "s/@ORDER_PORT@/$ORDER_PORT/g" \
+    -e "s/@TRACKING_PORT@/$TRACKING_PORT/g" -e "s/@NOTIFY_PORT@/$NOTIFY_PORT/g" \
+    "$GROCER_ROOT/deploy/local/nginx-gateway.conf" >"$CONF.new"
+  mv "$CONF.new" "$CONF"
+  "${NGINX[@]}" -t -q || die "invalid gateway config $CONF"
+}
+
+start() {
+  render
+  local pid
+  if pid="$(live_pid "$PIDFILE" nginx)"; then
+    log "nginx already running (pid $pid); reloading its config"
+    "${NGINX[@]}" -s reload
+  else
+    port_answers "$GATEWAY_PORT" && die "port $GATEWAY_PORT is taken by another process"
+    "${NGINX[@]}"
+  fi
+  wait_http_ok "http://127.0.0.1:$GATEWAY_PORT/gateway/health" 10 ||
+    { tail -n 20 "$PREFIX/logs/error.log" >&2; die "gateway did not start"; }
+  log "gateway ready: http://127.0.0.1:$GATEWAY_PORT"
+}
+
+stop() {
+  local pid
+  if pid="$(live_pid "$PIDFILE" nginx)"; then
+    log "stopping nginx (pid $pid)"
+    kill -QUIT "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 10))
+    while alive "$pid" && ((SECONDS < deadline)); do sleep 0.1; done
+    if alive "$pid"; then terminate "$pid" 5; fi
+  else
+    log "nginx not running"
+  fi
+  rm -f "$PIDFILE"
+}
+
+status() {
+  local pid
+  if pid="$(live_pid "$PIDFILE" nginx)" &&
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
+      "http://127.0.0.1:$GATEWAY_PORT/gateway/health")" == 200 ]]; then
+    echo "gateway: ready (pid $pid, http://127.0.0.1:$GATEWAY_PORT)"
+  else
+    echo "gateway: stopped"
+    return 1
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  check) render && log "config OK: $CONF" ;;
+  *) echo "usage: $0 start|stop|status|check" >&2; exit 2 ;;
+esac

@@ -1,0 +1,95 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are used by the scripts that source this file
+# Shared helpers for the local scripts (sourced, never run). Everything the local system writes
+# lives under $GROCER_VAR_DIR (default <project>/var): data/, log/, run/, nginx/, rabbitmq/.
+
+GROCER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+VAR_DIR="${GROCER_VAR_DIR:-$GROCER_ROOT/var}"
+# `make run` builds release; the scripts run what that build produced.
+BIN_DIR="${GROCER_BIN_DIR:-$GROCER_ROOT/.build/release}"
+LOG_DIR="$VAR_DIR/log"
+RUN_DIR="$VAR_DIR/run"
+DATA_DIR="$VAR_DIR/data"
+
+# Ports (SPEC.md "Running it"); each can be moved by its variable.
+GATEWAY_PORT="${GROCER_GATEWAY_PORT:-8080}"
+STOCK_PORT="${GROCER_STOCK_PORT:-8081}"
+CART_PORT="${GROCER_CART_PORT:-8082}"
+ORDER_PORT="${GROCER_ORDER_PORT:-8083}"
+TRACKING_PORT="${GROCER_TRACKING_PORT:-8084}"
+NOTIFY_PORT="${GROCER_NOTIFY_PORT:-8085}"
+AMQP_PORT="${GROCER_AMQP_PORT:-5672}"
+
+# What every service gets (the services read these; see README.md).
+export GROCER_AMQP_URL="${GROCER_AMQP_URL:-amqp://guest:guest@127.0.0.1:$AMQP_PORT/}"
+export GROCER_JWT_SECRET="${GROCER_JWT_SECRET:-grocer-local-development-secret-change-me}"
+export GROCER_HTTP_HOST="${GROCER_HTTP_HOST:-127.0.0.1}"
+export GROCER_LOG_LEVEL="${GROCER_LOG_LEVEL:-info}"
+
+# The services `make run` starts, in start order. One line per service:
+#   name (= executable in $BIN_DIR)  port  data folder under $DATA_DIR  set-up subcommand or -
+# The set-up subcommand runs once before the first start (idempotent; a marker records it).
+SERVICES=(
+  "stock-service $STOCK_PORT stock load-demo"
+  # "cart-service $CART_PORT cart -"
+  # "order-service $ORDER_PORT order -"
+  # "tracking-service $TRACKING_PORT tracking -"
+  # "notify-gateway $NOTIFY_PORT notify -"
+)
+
+log() { echo "${LOG_PREFIX:-grocer}: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+# True if something accepts TCP connections on 127.0.0.1:$1.
+port_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# True if process $1 exists and is not a zombie (a child that exited but was not reaped yet).
+alive() {
+  local state
+  state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)" || return 1
+  state="${state%% *}"
+  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
+# Prints the pid stored in file $1 if that process is alive and its command line mentions $2.
+live_pid() {
+  local file=$1 name=$2 pid
+  [[ -s "$file" ]] || return 1
+  pid="$(tr -dc '0-9' <"$file")"
+  [[ -n "$pid" ]] && alive "$pid" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$name" || return 1
+  echo "$pid"
+}
+
+# Waits until URL $1 answers 200, for at most $2 seconds, while pid $3 (optional) lives.
+wait_http_ok() {
+  local url=$1 timeout=$2 pid=${3:-} deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url" 2>/dev/null)" == 200 ]]; then
+      return 0
+    fi
+    if [[ -n "$pid" ]] && ! alive "$pid"; then
+      log "process $pid exited while waiting for $url"
+      return 1
+    fi
+    sleep 0.2
+  done
+  log "$url did not answer 200 within ${timeout}s"
+  return 1
+}
+
+# Sends SIGTERM to pid $1, waits up to $2 seconds (default 15), then SIGKILL.
+terminate() {
+  local pid=$1 grace=${2:-15} deadline
+  kill -TERM "$pid" 2>/dev/null || return 0
+  deadline=$((SECONDS + grace))
+  while alive "$pid"; do
+    if ((SECONDS >= deadline)); then
+      log "pid $pid still running after ${grace}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+      return 0
+    fi
+    sleep 0.1
+  done
+}
