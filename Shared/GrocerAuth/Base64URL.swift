@@ -6,12 +6,19 @@
 enum Base64URL {
   private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-  /// The 6-bit value of each byte, or 0xFF for a byte outside the alphabet.
-  private static let values: [UInt8] = {
-    var table = [UInt8](repeating: 0xFF, count: 256)
-    for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
-    return table
-  }()
+  /// The 6-bit value of `byte`, or 0xFF for a byte outside the alphabet. A switch rather than a
+  /// lookup table: a static table costs a `swift_once` check per byte in the hot loop.
+  @inline(__always)
+  private static func value(of byte: UInt8) -> UInt8 {
+    switch byte {
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte &- UInt8(ascii: "A")
+    case UInt8(ascii: "a")...UInt8(ascii: "z"): byte &- UInt8(ascii: "a") &+ 26
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0") &+ 52
+    case UInt8(ascii: "-"): 62
+    case UInt8(ascii: "_"): 63
+    default: 0xFF
+    }
+  }
 
   static func encode<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
     var output = [UInt8]()
@@ -41,7 +48,7 @@ enum Base64URL {
     var accumulator: UInt32 = 0
     var bits = 0
     for byte in encoded {
-      let value = values[Int(byte)]
+      let value = value(of: byte)
       if value == 0xFF { return nil }
       accumulator = accumulator << 6 | UInt32(value)
       bits += 6

@@ -69,6 +69,7 @@ struct JWTJSON {
   private mutating func parseObjectBody(depth: Int) -> JSONValue? {
     index += 1  // {
     var object: [String: JSONValue] = [:]
+    object.reserveCapacity(8)
     skipWhitespace()
     if consume(UInt8(ascii: "}")) { return .object(object) }
     while true {
@@ -104,7 +105,7 @@ struct JWTJSON {
     while index < bytes.count {
       let byte = bytes[index]
       if byte == UInt8(ascii: "\"") {
-        let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let text = Self.string(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         index += 1
         return text
       }
@@ -118,7 +119,7 @@ struct JWTJSON {
       index += 1
       switch byte {
       case UInt8(ascii: "\""):
-        return String(validating: scalars, as: UTF8.self)
+        return scalars.withUnsafeBufferPointer(Self.string)
       case UInt8(ascii: "\\"):
         guard let escaped = peek() else { return nil }
         index += 1
@@ -141,6 +142,13 @@ struct JWTJSON {
       }
     }
     return nil
+  }
+
+  /// The string of UTF-8 `bytes`, or nil when they are not valid UTF-8. ASCII (nearly every
+  /// claim) skips the generic validating initialiser, which is slow on Linux.
+  private static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+    return String(validating: bytes, as: UTF8.self)
   }
 
   /// Reads the `XXXX` after `\u` (and a following `\uXXXX` low surrogate when needed).
@@ -176,16 +184,28 @@ struct JWTJSON {
   /// RFC 8259 number grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, finite only.
   private mutating func parseNumber() -> Double? {
     let start = index
-    _ = consume(UInt8(ascii: "-"))
+    let negative = consume(UInt8(ascii: "-"))
+    let integerStart = index
     if consume(UInt8(ascii: "0")) {
       // A leading zero stands alone.
     } else if skipDigits() == 0 {
       return nil
     }
-    if consume(UInt8(ascii: ".")), skipDigits() == 0 { return nil }
+    var isInteger = true
+    if consume(UInt8(ascii: ".")) {
+      isInteger = false
+      if skipDigits() == 0 { return nil }
+    }
     if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
+      isInteger = false
       if !consume(UInt8(ascii: "+")) { _ = consume(UInt8(ascii: "-")) }
       if skipDigits() == 0 { return nil }
+    }
+    // Fast path for times (`exp`, `nbf`, `iat`): up to 15 digits are exact in a Double.
+    if isInteger, index - integerStart <= 15 {
+      var value = 0
+      for offset in integerStart..<index { value = value &* 10 &+ Int(bytes[offset] &- UInt8(ascii: "0")) }
+      return Double(negative ? -value : value)
     }
     let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
     guard let value = Double(text), value.isFinite else { return nil }
