@@ -238,3 +238,25 @@ import Testing
     }
   }
 }
+
+@Suite struct HS256VerifierConcurrencyTests {
+  /// One verifier (and its shared libcrypto template context) serves many threads at once.
+  @Test func oneVerifierServesManyTasksAtOnce() async throws {
+    let verifier = TokenFixtures.verifier()
+    let good = TokenFixtures.token(payload: TokenFixtures.payload())
+    let bad = TokenFixtures.token(payload: TokenFixtures.payload(), secret: "other")
+    let results = await withTaskGroup(of: Bool.self) { group in
+      for task in 0..<8 {
+        group.addTask {
+          (0..<500).allSatisfy { round in
+            (task + round).isMultiple(of: 2)
+              ? (try? verifier.verify(good).subject) == "u1"
+              : verificationError(verifier, bad) == .badSignature
+          }
+        }
+      }
+      return await group.reduce(into: [Bool]()) { $0.append($1) }
+    }
+    #expect(results == Array(repeating: true, count: 8))
+  }
+}
