@@ -17,10 +17,12 @@ public struct TokenCommand: Hashable, Sendable {
     public var description: String { message }
   }
 
+  /// One day, in seconds.
   public static let defaultTimeToLive = 86_400
   /// Ten years: a longer-lived token is surely a typo.
   public static let maximumTimeToLive = 315_360_000
 
+  /// The help text, shown by `--help` and after a usage error.
   public static let usage = """
     usage: grocer-token <user> [--role customer|staff|rider] [--hubs h1,h2|*] [--ttl seconds]
 
@@ -34,12 +36,18 @@ public struct TokenCommand: Hashable, Sendable {
       -h, --help    show this text
     """
 
+  /// The token's subject (`sub`).
   public var user: String
   public var role: Principal.Role
+  /// For staff: the hubs they may change; `["*"]` means all.
   public var hubs: [String]
+  /// Seconds from issue to expiry.
   public var timeToLive: Int
 
-  public init(user: String, role: Principal.Role = .customer, hubs: [String] = [], timeToLive: Int = 86_400) {
+  public init(
+    user: String, role: Principal.Role = .customer, hubs: [String] = [],
+    timeToLive: Int = TokenCommand.defaultTimeToLive
+  ) {
     self.user = user
     self.role = role
     self.hubs = hubs
