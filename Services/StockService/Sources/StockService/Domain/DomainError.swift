@@ -32,6 +32,10 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case invalidLineCount(Int)
   // State conflicts (409).
   case reservationConflict(orderId: String)
+  case reservationReleased(orderId: String)
+  // Not found (404, or 422 `unknownProduct` where SPEC says so).
+  case unknownHub(String)
+  case unknownProduct(String)
 
   /// Which family of status the error belongs to.
   public enum Kind: Sendable, Hashable {
@@ -41,7 +45,8 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   public var kind: Kind {
     switch self {
     case .malformedJSON, .wrongType, .missingField, .unknownField, .missingIds, .tooManyIds: .malformed
-    case .reservationConflict: .conflict
+    case .reservationConflict, .reservationReleased: .conflict
+    case .unknownHub, .unknownProduct: .notFound
     default: .invalid
     }
   }
@@ -74,6 +79,9 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .duplicateLine: "duplicateLine"
     case .invalidLineCount: "invalidLineCount"
     case .reservationConflict: "reservationConflict"
+    case .reservationReleased: "reservationReleased"
+    case .unknownHub: "unknownHub"
+    case .unknownProduct: "unknownProduct"
     }
   }
 
@@ -113,6 +121,10 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .invalidLineCount(let count): "A reservation needs 1 to 100 lines, got \(count)."
     case .reservationConflict(let orderId):
       "Order `\(orderId)` already holds a reservation with different lines."
+    case .reservationReleased(let orderId):
+      "The reservation of order `\(orderId)` was released (declined, cancelled or timed out)."
+    case .unknownHub(let hub): "There is no hub `\(Self.clip(hub))`."
+    case .unknownProduct(let sku): "This hub has no product `\(Self.clip(sku))`."
     }
   }
 

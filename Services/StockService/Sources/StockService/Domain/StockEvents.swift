@@ -25,7 +25,7 @@ public struct StockChanged: Codable, Hashable, Sendable {
   public var hub: HubID
   public var sku: SKU
   public var name: String
-  /// The count now (on hand minus nothing: reservations are not subtracted; see `Reservation`).
+  /// The count on hand after the change.
   public var available: Int
   public var price: Money
   public var deposit: Money?
