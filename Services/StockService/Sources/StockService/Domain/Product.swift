@@ -1,0 +1,71 @@
+import GrocerCore
+
+/// One product of a hub's assortment, as the app and CartService see it.
+///
+/// Wire shape: `{ "sku", "name", "price": Money, "deposit": Money | null,
+/// "unitPrice": { "amount": Money, "per": "kg" } | null }`. The stock count is not part of it:
+/// it changes far more often and travels on its own (`/stock`, `stock.changed`).
+public struct Product: Codable, Hashable, Sendable {
+  public var sku: SKU
+  public var name: String
+  /// Price of one item, in the hub's currency.
+  public var price: Money
+  /// Refundable deposit (Pfand) per item, shown beside the price and added to totals apart.
+  public var deposit: Money?
+  /// The comparison price the law asks for (e.g. 2,38 €/kg); informative only, never summed.
+  public var unitPrice: UnitPrice?
+
+  public init(sku: SKU, name: String, price: Money, deposit: Money? = nil, unitPrice: UnitPrice? = nil) {
+    self.sku = sku
+    self.name = name
+    self.price = price
+    self.deposit = deposit
+    self.unitPrice = unitPrice
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(sku, forKey: .sku)
+    try container.encode(name, forKey: .name)
+    try container.encode(price, forKey: .price)
+    try container.encode(deposit, forKey: .deposit)
+    try container.encode(unitPrice, forKey: .unitPrice)
+  }
+
+  /// Checks every rule a stored product must follow; `currency` is the hub's.
+  public func validate(currency: String) throws(DomainError) {
+    try Identifier.validateSKU(sku)
+    try ProductUpsert(name: name, price: price, deposit: deposit, unitPrice: unitPrice)
+      .validateFields(currency: currency)
+  }
+}
+
+/// A comparison price: `amount` per `per` (`{ "amount": Money, "per": "kg" }`).
+public struct UnitPrice: Codable, Hashable, Sendable {
+  /// The reference quantities German shelf labels use.
+  public enum Unit: String, Codable, Hashable, Sendable, CaseIterable {
+    case kilogram = "kg"
+    case hundredGrams = "100g"
+    case litre = "l"
+    case hundredMillilitres = "100ml"
+    case piece = "piece"
+    case metre = "m"
+
+    public init(from decoder: any Decoder) throws {
+      let text = try decoder.singleValueContainer().decode(String.self)
+      guard let unit = Unit(rawValue: text) else {
+        throw DomainError.invalidUnitPrice(
+          "`per` must be one of \(Unit.allCases.map(\.rawValue).joined(separator: ", "))")
+      }
+      self = unit
+    }
+  }
+
+  public var amount: Money
+  public var per: Unit
+
+  public init(amount: Money, per: Unit) {
+    self.amount = amount
+    self.per = per
+  }
+}

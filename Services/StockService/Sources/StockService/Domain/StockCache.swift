@@ -1,0 +1,207 @@
+import Foundation
+import Synchronization
+
+/// The in-memory cache of stock counts that answers `GET /v1/hubs/{hub}/stock`, the hot path.
+///
+/// Rules (SPEC.md, StockService):
+/// - an entry is fresh for `timeToLive` (30 s) after it was read from the database; older is a
+///   miss, so each entry is refreshed at most once per `timeToLive` by the reads that need it;
+/// - `invalidate` (from a `stock.changed` event) drops an entry at once and remembers the event's
+///   sequence (the product's version): a `fill` that read an older version from the database
+///   while the event was racing it is ignored, so a stale count never comes back;
+/// - a SKU the database does not know is cached as unknown (left out of replies) so it is not
+///   looked up on every request;
+/// - `removeAll` (after a broker reconnect, when events may have been missed) empties the cache
+///   and bumps `generation`; a fill that began before it (it passes the generation its lookup
+///   saw) is dropped.
+///
+/// Hubs are spread over 16 lock shards, and one lookup takes one lock once: a 20-id lookup is
+/// 21 dictionary probes under a `Mutex` and two array allocations (the entries and, only on a
+/// miss, the miss list). Times are compared as `Double`s; no `Date()` is made inside.
+public final class StockCache: Sendable {
+  public let timeToLive: TimeInterval
+
+  private let shards: [Shard]
+  private let generationCounter = Atomic<UInt64>(0)
+
+  public init(timeToLive: TimeInterval = 30, shardCount: Int = 16) {
+    self.timeToLive = timeToLive
+    shards = (0..<max(1, shardCount)).map { _ in Shard() }
+  }
+
+  /// Bumped by `removeAll`; pass the value a lookup returned to `fill`.
+  public var generation: UInt64 { generationCounter.load(ordering: .acquiring) }
+
+  /// Looks up `skus` (already parsed and de-duplicated) of `hub` at `now`.
+  public func lookup(hub: HubID, skus: [SKU], now: Date) -> StockLookup {
+    let nowSeconds = now.timeIntervalSinceReferenceDate
+    let ttl = timeToLive
+    var lookup = StockLookup(generation: generation, capacity: skus.count)
+    shard(for: hub).slots.withLock { hubs in
+      guard let slots = hubs[hub] else {
+        lookup.addMisses(skus)
+        return
+      }
+      for sku in skus {
+        guard let slot = slots[sku], slot.count != Slot.invalidated, nowSeconds - slot.readAt < ttl else {
+          lookup.addMiss(sku)
+          continue
+        }
+        lookup.add(count: slot.count, readAt: slot.readAt)
+      }
+    }
+    return lookup
+  }
+
+  /// Stores what the database answered for missed SKUs, all read at `readAt` (take it just
+  /// before the query). A row whose `sequence` is below the one an entry already has (a newer
+  /// read or an invalidation) is ignored; so is the whole fill if `removeAll` ran since the
+  /// lookup that returned `generation`.
+  public func fill(hub: HubID, rows: [StockRow], readAt: Date, generation: UInt64) {
+    let readSeconds = readAt.timeIntervalSinceReferenceDate
+    shard(for: hub).slots.withLock { hubs in
+      guard generationCounter.load(ordering: .acquiring) == generation else { return }
+      for row in rows {
+        if let existing = hubs[hub]?[row.sku], existing.sequence > row.sequence { continue }
+        let count = row.count.map { max(0, $0) } ?? Slot.unknown
+        hubs[hub, default: [:]][row.sku] = Slot(count: count, readAt: readSeconds, sequence: row.sequence)
+      }
+    }
+  }
+
+  /// Drops `hub`/`sku` because version `sequence` changed it. An event older than what the
+  /// cache holds is ignored.
+  public func invalidate(hub: HubID, sku: SKU, sequence: Int64) {
+    shard(for: hub).slots.withLock { hubs in
+      if let existing = hubs[hub]?[sku], existing.sequence > sequence { return }
+      hubs[hub, default: [:]][sku] = Slot(count: Slot.invalidated, readAt: -.infinity, sequence: sequence)
+    }
+  }
+
+  /// Empties the cache, forgetting remembered sequences too, and fences off fills in flight.
+  public func removeAll() {
+    generationCounter.add(1, ordering: .acquiringAndReleasing)
+    for shard in shards {
+      shard.slots.withLock { $0.removeAll() }
+    }
+  }
+
+  /// Number of cached entries (counts, unknowns and invalidation markers), for metrics.
+  public var entryCount: Int {
+    shards.reduce(0) { total, shard in
+      total + shard.slots.withLock { hubs in hubs.values.reduce(0) { $0 + $1.count } }
+    }
+  }
+
+  private func shard(for hub: HubID) -> Shard {
+    shards[Int(UInt(bitPattern: hub.hashValue) % UInt(shards.count))]
+  }
+
+  /// One cache entry. `count` ≥ 0 is a count; negative values mark unknown or invalidated.
+  struct Slot: Sendable {
+    static let unknown = -1
+    static let invalidated = -2
+    var count: Int
+    /// Seconds since the reference date.
+    var readAt: Double
+    var sequence: Int64
+  }
+
+  final class Shard: Sendable {
+    let slots = Mutex<[HubID: [SKU: Slot]]>([:])
+  }
+}
+
+/// What the database said about one SKU, for `StockCache.fill`: its count (nil if the hub has
+/// no such product) and its version (use 0 for an unknown product).
+public struct StockRow: Hashable, Sendable {
+  public var sku: SKU
+  public var count: Int?
+  public var sequence: Int64
+
+  public init(sku: SKU, count: Int?, sequence: Int64) {
+    self.sku = sku
+    self.count = count
+    self.sequence = sequence
+  }
+}
+
+/// The result of `StockCache.lookup`, aligned with the requested SKUs, completed with
+/// `resolve` after the misses were read from the database, then written by `StockReplyWriter`.
+public struct StockLookup: Sendable {
+  /// What is known about one requested SKU.
+  public enum Entry: Hashable, Sendable {
+    case count(Int, readAt: Date)
+    /// The hub has no such product (as of `readAt`); left out of replies.
+    case unknown(readAt: Date)
+    /// Not cached or too old: read it from the database.
+    case miss
+  }
+
+  /// Pass to `StockCache.fill` with the rows read for `misses`.
+  public let generation: UInt64
+  /// Counts (≥ 0) or `unknownMark`/`missMark`, one per requested SKU, in request order.
+  private(set) var counts: [Int]
+  private(set) var readAts: [Double]
+  /// The requested SKUs that must be read from the database, in request order.
+  public private(set) var misses: [SKU] = []
+  /// Oldest `readAt` (seconds since the reference date) among resolved entries.
+  private(set) var oldestReadAt = Double.infinity
+
+  static let unknownMark = -1
+  static let missMark = -2
+
+  init(generation: UInt64, capacity: Int) {
+    self.generation = generation
+    counts = []
+    counts.reserveCapacity(capacity)
+    readAts = []
+    readAts.reserveCapacity(capacity)
+  }
+
+  mutating func add(count: Int, readAt: Double) {
+    counts.append(count)
+    readAts.append(readAt)
+    if readAt < oldestReadAt { oldestReadAt = readAt }
+  }
+
+  mutating func addMiss(_ sku: SKU) {
+    counts.append(Self.missMark)
+    readAts.append(0)
+    misses.append(sku)
+  }
+
+  mutating func addMisses(_ skus: [SKU]) {
+    for sku in skus { addMiss(sku) }
+  }
+
+  /// One entry per requested SKU, in request order.
+  public var entries: [Entry] {
+    zip(counts, readAts).map { count, readAt in
+      switch count {
+      case Self.missMark: .miss
+      case Self.unknownMark: .unknown(readAt: Date(timeIntervalSinceReferenceDate: readAt))
+      default: .count(count, readAt: Date(timeIntervalSinceReferenceDate: readAt))
+      }
+    }
+  }
+
+  /// Whether every requested SKU is resolved (no `.miss` left).
+  public var isComplete: Bool { misses.isEmpty }
+
+  /// Fills the misses with what the database answered (`skus` is the requested list the lookup
+  /// was made with). A miss with no row is unknown.
+  public mutating func resolve(skus: [SKU], rows: [StockRow], readAt: Date) {
+    guard !misses.isEmpty else { return }
+    let readSeconds = readAt.timeIntervalSinceReferenceDate
+    var byKey: [SKU: Int] = [:]
+    byKey.reserveCapacity(rows.count)
+    for row in rows { byKey[row.sku] = row.count.map { max(0, $0) } ?? Self.unknownMark }
+    for index in counts.indices where counts[index] == Self.missMark {
+      counts[index] = byKey[skus[index]] ?? Self.unknownMark
+      readAts[index] = readSeconds
+      if readSeconds < oldestReadAt { oldestReadAt = readSeconds }
+    }
+    misses.removeAll()
+  }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import GrocerCore
+
+/// Event type names (= routing keys on `grocer.events`) StockService publishes or consumes.
+public enum StockEventType {
+  public static let stockChanged = "stock.changed"
+  public static let hubChanged = "hub.changed"
+  public static let orderConfirmed = "order.confirmed"
+  public static let orderDeclined = "order.declined"
+  public static let orderCancelled = "order.cancelled"
+  /// The order outcomes this service binds its queue to.
+  public static let orderOutcomes: [String] = [orderConfirmed, orderDeclined, orderCancelled]
+  /// Routing key of reservation requests (request/reply over the broker).
+  public static let reservationRequested = "stock.reservation.requested"
+  /// The `source` StockService writes into every envelope.
+  public static let source = "stock-service"
+}
+
+/// Payload of `stock.changed`: the product's new count and price data, so CartService can
+/// adjust carts and replicas can drop cached counts from the event alone.
+///
+/// Envelope `subject` is `hub/sku` (`StockChanged.subject`), `sequence` the product's version,
+/// which rises on every change of count, price, deposit, name or unit price.
+public struct StockChanged: Codable, Hashable, Sendable {
+  public var hub: HubID
+  public var sku: SKU
+  public var name: String
+  /// The count on hand after the change.
+  public var available: Int
+  public var price: Money
+  public var deposit: Money?
+  public var unitPrice: UnitPrice?
+  /// What moved it: an adjustment reason, `stockTake`, `product`, `reservation`, `created`.
+  public var reason: String?
+
+  public init(
+    hub: HubID, sku: SKU, name: String, available: Int, price: Money, deposit: Money? = nil,
+    unitPrice: UnitPrice? = nil, reason: String? = nil
+  ) {
+    self.hub = hub
+    self.sku = sku
+    self.name = name
+    self.available = available
+    self.price = price
+    self.deposit = deposit
+    self.unitPrice = unitPrice
+    self.reason = reason
+  }
+
+  public init(hub: HubID, product: Product, available: Int, reason: String?) {
+    self.init(
+      hub: hub, sku: product.sku, name: product.name, available: available, price: product.price,
+      deposit: product.deposit, unitPrice: product.unitPrice, reason: reason)
+  }
+
+  public static func subject(hub: HubID, sku: SKU) -> String { hub + "/" + sku }
+
+  /// The envelope for this payload; `version` is the product's version after the change.
+  public func envelope(
+    id: String, occurredAt: Date, correlationId: String?, version: Int64
+  ) throws -> EventEnvelope {
+    try EventEnvelope(
+      id: id, type: StockEventType.stockChanged, occurredAt: occurredAt, source: StockEventType.source,
+      correlationId: correlationId, subject: Self.subject(hub: hub, sku: sku), sequence: version,
+      payload: self)
+  }
+}
+
+/// Payload of `hub.changed`: `{ hub, name, hours, pricing, currency }`. Subject `hub/<id>`,
+/// sequence the hub's version.
+public struct HubChanged: Codable, Hashable, Sendable {
+  public var hub: HubID
+  public var name: String
+  public var hours: OpeningHours
+  public var pricing: PricingSettings
+  public var currency: String
+
+  public init(hub: Hub) {
+    self.hub = hub.id
+    name = hub.name
+    hours = hub.hours
+    pricing = hub.pricing
+    currency = hub.currency
+  }
+
+  /// The hub this payload describes.
+  public var value: Hub { Hub(id: hub, name: name, hours: hours, pricing: pricing, currency: currency) }
+
+  public static func subject(hub: HubID) -> String { "hub/" + hub }
+
+  public func envelope(
+    id: String, occurredAt: Date, correlationId: String?, version: Int64
+  ) throws -> EventEnvelope {
+    try EventEnvelope(
+      id: id, type: StockEventType.hubChanged, occurredAt: occurredAt, source: StockEventType.source,
+      correlationId: correlationId, subject: Self.subject(hub: hub), sequence: version, payload: self)
+  }
+}
+
+/// What StockService needs from `order.confirmed` / `order.declined` / `order.cancelled`:
+/// the order id (the reservation's key) and its hub. Other fields of OrderService's payload are
+/// ignored, so it may grow freely.
+public struct OrderOutcome: Codable, Hashable, Sendable {
+  /// The outcome, from the envelope's `type`.
+  public enum Kind: String, Codable, Hashable, Sendable {
+    case confirmed = "order.confirmed"
+    case declined = "order.declined"
+    case cancelled = "order.cancelled"
+  }
+
+  public var orderId: String
+  public var hub: HubID
+
+  public init(orderId: String, hub: HubID) {
+    self.orderId = orderId
+    self.hub = hub
+  }
+
+  /// The outcome in `envelope`, or nil if the envelope is not an order outcome.
+  /// Throws if it is one but its payload lacks `orderId` or `hub` (a poison message).
+  public static func decode(_ envelope: EventEnvelope) throws -> (kind: Kind, outcome: OrderOutcome)? {
+    guard let kind = Kind(rawValue: envelope.type) else { return nil }
+    return (kind, try envelope.payload(as: OrderOutcome.self))
+  }
+}
