@@ -17,8 +17,9 @@ public protocol LifecycleService: AnyObject, Sendable {
 public final class ServiceGroup: Sendable {
   private let services: [any LifecycleService]
   private let logger: Logger
-  private let stopped = Mutex<CheckedContinuation<Void, Never>?>(nil)
-  private let stopRequested = Mutex(false)
+  /// Whether a stop was asked for, and the waiter to wake; one lock so a stop racing the
+  /// start of the wait is never lost.
+  private let stopState = Mutex<(requested: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
   public init(services: [any LifecycleService], logger: Logger) {
     self.services = services
@@ -54,19 +55,19 @@ public final class ServiceGroup: Sendable {
 
   /// Asks a running group to stop (what SIGTERM does).
   public func stop() {
-    let continuation = stopped.withLock { value -> CheckedContinuation<Void, Never>? in
-      defer { value = nil }
-      return value
+    let waiter = stopState.withLock { state -> CheckedContinuation<Void, Never>? in
+      state.requested = true
+      defer { state.waiter = nil }
+      return state.waiter
     }
-    stopRequested.withLock { $0 = true }
-    continuation?.resume()
+    waiter?.resume()
   }
 
   private func waitForStop() async {
     await withCheckedContinuation { continuation in
-      let resumeNow = stopRequested.withLock { requested -> Bool in
-        if requested { return true }
-        stopped.withLock { $0 = continuation }
+      let resumeNow = stopState.withLock { state -> Bool in
+        if state.requested { return true }
+        state.waiter = continuation
         return false
       }
       if resumeNow { continuation.resume() }

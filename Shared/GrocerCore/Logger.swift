@@ -84,11 +84,15 @@ public struct Logger: Sendable {
     var line = "{\"ts\":\"\(Timestamp.string(from: Date()))\",\"level\":\"\(level.name)\","
     line += "\"logger\":\(Self.quote(label)),\"msg\":\(Self.quote(message()))"
     for key in fields.keys.sorted() {
-      line += ",\(Self.quote(key)):\(Self.quote(fields[key]!))"
+      // Metadata never overrides the line's own fields (readers keep the last duplicate key).
+      let name = Self.reservedKeys.contains(key) ? "meta." + key : key
+      line += ",\(Self.quote(name)):\(Self.quote(fields[key]!))"
     }
     line += "}\n"
     sink.write(line)
   }
+
+  static let reservedKeys: Set<String> = ["ts", "level", "logger", "msg"]
 
   /// A JSON string literal for `text`.
   static func quote(_ text: String) -> String {

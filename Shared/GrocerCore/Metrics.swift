@@ -79,7 +79,8 @@ public final class MetricsRegistry: Sendable {
 
   static func render(_ labels: [(String, String)]) -> String {
     guard !labels.isEmpty else { return "" }
-    let body = labels.map { key, value in
+    // Sorted by name, so the same labels given in another order are the same series.
+    let body = labels.sorted { $0.0 < $1.0 }.map { key, value in
       let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")
         .replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
       return "\(key)=\"\(escaped)\""

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import GrocerCore
@@ -86,13 +87,6 @@ import Testing
     #expect(registry.render().contains("h_bucket{le=\"0.1\"} 1\n"))
   }
 
-  // GROCERCORE BUG (left failing on purpose, see the auth branch report):
-  // Shared/GrocerCore/Metrics.swift:45 keys instruments by `render(labels)` (line 80), which keeps
-  // the caller's label order. The same label set given in another order therefore gets a second
-  // instrument, and /metrics renders two samples for one series:
-  //   expected: one instrument, `c{a="1",b="2"} 2`
-  //   actual:   two instruments, `c{a="1",b="2"} 1` and `c{b="2",a="1"} 1` (a duplicate series)
-  // Fix: sort labels by name in `render(_ labels:)`.
   @Test func theSameLabelsInAnotherOrderAreTheSameSeries() {
     let registry = MetricsRegistry()
     let first = registry.counter("c", help: "x", labels: [("a", "1"), ("b", "2")])
@@ -101,5 +95,17 @@ import Testing
     second.increment()
     #expect(first === second)
     #expect(registry.render() == "# HELP c x\n# TYPE c counter\nc{a=\"1\",b=\"2\"} 2\n")
+  }
+}
+
+@Suite struct LoggerReservedKeysTests {
+  @Test func metadataCannotOverrideTheLinesOwnFields() throws {
+    let sink = LogSink.memory()
+    Logger(label: "t", sink: sink).info("real message", ["msg": "forged", "level": "debug"])
+    let line = try #require(sink.lines.first)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+    #expect(object["msg"] == "real message")
+    #expect(object["level"] == "info")
+    #expect(object["meta.msg"] == "forged")
   }
 }
