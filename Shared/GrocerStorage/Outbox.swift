@@ -1,0 +1,65 @@
+import Foundation
+import GrocerCore
+
+/// The transactional outbox: events are appended in the same write transaction as the state
+/// change that caused them, and `OutboxRelay` publishes them afterwards.
+///
+/// So an event is published if and only if its state change committed, even across crashes.
+/// Rows are deleted once the broker confirmed them; a crash between the confirm and the delete
+/// publishes them again, which consumers absorb with `Inbox`.
+public enum Outbox {
+  /// One row waiting to be published.
+  public struct Entry: Hashable, Sendable {
+    /// Position in the outbox; publishing follows it.
+    public var seq: Int64
+    public var message: OutgoingMessage
+  }
+
+  /// Appends `message` to the outbox. Call it inside the `write` that makes the state change.
+  /// A second message with the same `messageID` is a constraint violation.
+  public static func append(_ message: OutgoingMessage, in connection: SQLiteConnection) throws {
+    try connection.execute(
+      """
+      INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      """,
+      message.messageID, message.exchange, message.routingKey, message.type, message.correlationID,
+      message.timestamp.timeIntervalSince1970, message.body)
+  }
+
+  /// Appends an event, as the message `envelope.message()` describes.
+  public static func append(_ envelope: EventEnvelope, in connection: SQLiteConnection) throws {
+    try append(try envelope.message(), in: connection)
+  }
+
+  /// Rows waiting to be published.
+  public static func backlog(in connection: SQLiteConnection) throws -> Int {
+    try connection.queryOne("SELECT count(*) FROM outbox")?.int(0) ?? 0
+  }
+
+  /// The oldest `limit` rows, in publishing order.
+  public static func pending(limit: Int, in connection: SQLiteConnection) throws -> [Entry] {
+    try connection.query(
+      """
+      SELECT seq, message_id, exchange, routing_key, type, correlation_id, timestamp, body
+      FROM outbox ORDER BY seq LIMIT ?
+      """, limit
+    ).map { row in
+      Entry(
+        seq: try row.int64(0),
+        message: OutgoingMessage(
+          messageID: try row.string(1), routingKey: try row.string(3), type: try row.string(4),
+          body: try row.data(7), timestamp: Date(timeIntervalSince1970: try row.double(6)),
+          correlationID: try row.optionalString(5), exchange: try row.string(2)))
+    }
+  }
+
+  /// Removes rows `first...last` once they are confirmed. Returns how many were removed.
+  @discardableResult
+  public static func remove(from first: Int64, through last: Int64, in connection: SQLiteConnection) throws
+    -> Int
+  {
+    try connection.execute("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", first, last)
+    return connection.changes
+  }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GrocerCore
+import Synchronization
+
+/// Publishes the outbox: reads the oldest rows, publishes them with confirms, deletes them.
+///
+/// Runs as a `LifecycleService` (after the database and the broker connection, before
+/// consumers and HTTP). While rows are waiting it publishes batch after batch; when the outbox
+/// is empty it sleeps until a commit on the database wakes it (it registers itself with
+/// `onCommit`) or `idlePoll` passes. A publish error is logged and the same rows are retried
+/// after an exponential back-off (100 ms doubling to 5 s): nothing is lost, and a row is deleted
+/// only after the publisher confirmed it. A crash between confirm and delete publishes the
+/// batch again; consumers dedupe by message id with `Inbox`.
+///
+/// Confirmed rows are deleted at once (no "sent" flag to purge later): the outbox only ever
+/// holds what still has to go out, so its row count is the backlog.
+public final class OutboxRelay: LifecycleService {
+  public let name = "outbox-relay"
+
+  private let database: SQLiteDatabase
+  private let publisher: any ConfirmedPublisher
+  private let batchSize: Int
+  private let idlePoll: Duration
+  private let logger: Logger
+  private let signal = WakeSignal()
+  private let stopping = Atomic<Bool>(false)
+  private let loop = Mutex<Task<Void, Never>?>(nil)
+
+  private let registry: MetricsRegistry
+  private let backlogGauge: Gauge
+  private let publishedTotal: Counter
+  private let failuresTotal: Counter
+
+  static let initialBackoff: Duration = .milliseconds(100)
+  static let maximumBackoff: Duration = .seconds(5)
+  /// How long `shutdown` lets a batch in flight finish before cancelling it.
+  static let shutdownGrace: Duration = .seconds(5)
+
+  public init(
+    database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 500,
+    idlePoll: Duration = .milliseconds(200), logger: Logger, metrics: MetricsRegistry
+  ) {
+    self.database = database
+    self.publisher = publisher
+    self.batchSize = max(1, batchSize)
+    self.idlePoll = idlePoll
+    self.logger = logger
+    self.registry = metrics
+    self.backlogGauge = metrics.gauge("outbox_backlog", help: "Outbox rows waiting to be published.")
+    self.publishedTotal = metrics.counter(
+      "outbox_published_total", help: "Outbox messages published and confirmed.")
+    self.failuresTotal = metrics.counter(
+      "outbox_publish_failures_total", help: "Outbox batches whose publish failed and will be retried.")
+    let gauge = backlogGauge
+    metrics.onCollect { [weak database] in
+      guard let database, let backlog = try? database.read({ try Outbox.backlog(in: $0) }) else { return }
+      gauge.set(Double(backlog))
+    }
+    database.onCommit { [weak self] in self?.notify() }
+  }
+
+  /// Wakes the relay now (a commit added rows). Cheap; called after every commit.
+  public func notify() {
+    signal.notify()
+  }
+
+  public func start() async throws {
+    stopping.store(false, ordering: .releasing)
+    loop.withLock { task in
+      guard task == nil else { return }
+      task = Task { await self.run() }
+    }
+  }
+
+  /// Stops after the batch in flight (waiting at most a few seconds for its confirms, then
+  /// cancelling it; unconfirmed rows stay in the outbox for the next start).
+  public func shutdown() async {
+    stopping.store(true, ordering: .releasing)
+    signal.notify()
+    guard let task = loop.withLock({ $0 }) else { return }
+    let watchdog = Task {
+      try await Task.sleep(for: Self.shutdownGrace)
+      task.cancel()
+    }
+    await task.value
+    watchdog.cancel()
+    loop.withLock { $0 = nil }
+  }
+
+  private var shouldStop: Bool { stopping.load(ordering: .acquiring) || Task.isCancelled }
+
+  private func run() async {
+    logger.info("outbox relay started")
+    var backoff = Self.initialBackoff
+    var typeCounters: [String: Counter] = [:]
+    while !shouldStop {
+      let batch: [Outbox.Entry]
+      do {
+        let limit = batchSize
+        batch = try await database.readAsync { try Outbox.pending(limit: limit, in: $0) }
+      } catch {
+        logger.error("outbox read failed", ["error": "\(error)"])
+        await pause(for: backoff)
+        backoff = min(backoff * 2, Self.maximumBackoff)
+        continue
+      }
+      guard let first = batch.first, let last = batch.last else {
+        backlogGauge.set(0)
+        await signal.wait(timeout: idlePoll)
+        continue
+      }
+
+      do {
+        try await publisher.publish(batch.map(\.message))
+      } catch {
+        failuresTotal.increment()
+        logger.warning(
+          "outbox publish failed; will retry",
+          ["error": "\(error)", "outbox.batch": "\(batch.count)", "retry.in": "\(backoff)"])
+        await pause(for: backoff)
+        backoff = min(backoff * 2, Self.maximumBackoff)
+        continue
+      }
+
+      do {
+        _ = try await database.writeAsync { try Outbox.remove(from: first.seq, through: last.seq, in: $0) }
+      } catch {
+        // Published but not removed: the next pass publishes these again (consumers dedupe).
+        logger.error("outbox delete failed after publish", ["error": "\(error)"])
+        await pause(for: backoff)
+        backoff = min(backoff * 2, Self.maximumBackoff)
+        continue
+      }
+      backoff = Self.initialBackoff
+      publishedTotal.increment(by: batch.count)
+      for entry in batch {
+        let type = entry.message.type
+        let counter =
+          typeCounters[type]
+          ?? registry.counter(
+            "events_published_total", help: "Events published, by type.", labels: [("type", type)])
+        typeCounters[type] = counter
+        counter.increment()
+      }
+      logger.debug("outbox batch published", ["outbox.batch": "\(batch.count)", "outbox.last": "\(last.seq)"])
+    }
+    logger.info("outbox relay stopped")
+  }
+
+  /// Sleeps for `duration`, returning early only when the relay is stopping (commits do not
+  /// shorten a back-off).
+  private func pause(for duration: Duration) async {
+    let deadline = ContinuousClock.now + duration
+    while !shouldStop {
+      let remaining = deadline - ContinuousClock.now
+      guard remaining > .zero else { return }
+      await signal.wait(timeout: remaining)
+    }
+  }
+}

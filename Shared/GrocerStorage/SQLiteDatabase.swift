@@ -1,0 +1,269 @@
+import CSQLite
+import Dispatch
+import Foundation
+import GrocerCore
+import Synchronization
+
+/// One service's SQLite database: a single writer connection and a small pool of readers.
+///
+/// Opened in WAL mode so readers see a consistent snapshot while the writer works. Writes are
+/// serialized behind a lock, each in a `BEGIN IMMEDIATE` transaction that rolls back if the
+/// closure throws. The framework tables (`outbox`, `inbox`) are created on open, then the
+/// service's migrations are applied.
+///
+/// `write` and `read` block the calling thread; from async code prefer `writeAsync` and
+/// `readAsync`, which run the closure on a Dispatch queue so the cooperative pool is not held.
+/// Do not call `write` from inside a `write` closure (it throws: a transaction is already open).
+public final class SQLiteDatabase: Sendable {
+  /// How hard a commit tries to reach the disk.
+  public enum Durability: Sendable {
+    /// `synchronous=NORMAL`: survives a process crash, may lose the last commits on power loss.
+    case normal
+    /// `synchronous=FULL`: every commit is on disk when `write` returns (money, idempotency).
+    case full
+  }
+
+  /// The busy timeout of every connection, for another process (a backup, the CLI) holding a lock.
+  static let busyTimeoutMilliseconds: Int32 = 5_000
+
+  public let path: String
+  private let logger: Logger
+  private let writer: ConnectionSlot
+  private let writerLock = NSRecursiveLock()
+  private let readers: Mutex<[ConnectionSlot]>
+  private let readerPermits: DispatchSemaphore
+  private let readerCount: Int
+  private let closed = Atomic<Bool>(false)
+  private let commitObservers = Mutex<[@Sendable () -> Void]>([])
+  private let writeQueue: DispatchQueue
+  private let readQueue: DispatchQueue
+
+  /// Opens (creating the file and its folder) and migrates the database at `path`.
+  ///
+  /// `":memory:"` works for quick tests but then reads share the writer connection; a temporary
+  /// file is closer to production.
+  public init(
+    path: String, migrations: [Migration], durability: Durability = .normal, readers: Int = 2,
+    logger: Logger
+  ) throws {
+    self.path = path
+    self.logger = logger.with(["db.path": path])
+    let inMemory = path == ":memory:" || path.isEmpty
+    if !inMemory {
+      let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+      do {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      } catch {
+        throw StorageError.open(path: path, message: "cannot create folder \(folder): \(error)")
+      }
+    }
+    try Self.validate(migrations)
+
+    let writer = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    sqlite3_busy_timeout(try writer.rawHandle(), Self.busyTimeoutMilliseconds)
+    if !inMemory {
+      let mode = try writer.queryOne("PRAGMA journal_mode=WAL").map { try $0.string(0) }
+      guard mode?.lowercased() == "wal" else {
+        throw StorageError.open(path: path, message: "journal_mode is \(mode ?? "unknown"), not wal")
+      }
+    }
+    try writer.execute(durability == .full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+    try writer.execute("PRAGMA foreign_keys=ON")
+    try writer.executeScript(FrameworkSchema.sql)
+    try Self.migrate(writer, migrations, logger: self.logger)
+    self.writer = ConnectionSlot(writer)
+
+    var pool: [ConnectionSlot] = []
+    if !inMemory {
+      for _ in 0..<max(1, readers) {
+        let reader = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READONLY)
+        sqlite3_busy_timeout(try reader.rawHandle(), Self.busyTimeoutMilliseconds)
+        pool.append(ConnectionSlot(reader))
+      }
+    }
+    self.readerCount = pool.count
+    self.readers = Mutex(pool)
+    self.readerPermits = DispatchSemaphore(value: pool.count)
+    self.writeQueue = DispatchQueue(label: "grocer.storage.writer")
+    self.readQueue = DispatchQueue(label: "grocer.storage.readers", attributes: .concurrent)
+  }
+
+  deinit { close() }
+
+  // MARK: - Transactions
+
+  /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` … `COMMIT`), serialized with every
+  /// other write. Any error thrown rolls the whole transaction back and is rethrown. After a
+  /// successful commit the commit observers are called.
+  public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    writerLock.lock()
+    let result: T
+    do {
+      defer { writerLock.unlock() }
+      guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
+      let connection = writer.connection
+      try connection.execute("BEGIN IMMEDIATE")
+      do {
+        result = try body(connection)
+        try connection.execute("COMMIT")
+      } catch {
+        try? connection.execute("ROLLBACK")
+        throw error
+      }
+    }
+    for observer in commitObservers.withLock({ $0 }) { observer() }
+    return result
+  }
+
+  /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot
+  /// of committed data and never waits for the writer.
+  public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    guard readerCount > 0 else {
+      // In-memory database: the writer connection is the only one that sees the data.
+      writerLock.lock()
+      defer { writerLock.unlock() }
+      guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
+      return try Self.inReadTransaction(writer.connection, body)
+    }
+    readerPermits.wait()
+    defer { readerPermits.signal() }
+    guard !closed.load(ordering: .acquiring), let slot = readers.withLock({ $0.popLast() }) else {
+      throw StorageError.closed
+    }
+    defer { readers.withLock { $0.append(slot) } }
+    return try Self.inReadTransaction(slot.connection, body)
+  }
+
+  /// `write` on the database's writer queue, for async callers.
+  public func writeAsync<T: Sendable>(
+    _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+  ) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      writeQueue.async {
+        continuation.resume(with: Result { try self.write(body) })
+      }
+    }
+  }
+
+  /// `read` on the database's reader queue, for async callers.
+  public func readAsync<T: Sendable>(
+    _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+  ) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      readQueue.async {
+        continuation.resume(with: Result { try self.read(body) })
+      }
+    }
+  }
+
+  /// Registers `observer` to be called after every committed write (on the writing thread,
+  /// outside the lock). Keep it cheap: it is how the outbox relay is woken.
+  public func onCommit(_ observer: @escaping @Sendable () -> Void) {
+    commitObservers.withLock { $0.append(observer) }
+  }
+
+  /// The schema version recorded in `PRAGMA user_version`.
+  public func schemaVersion() throws -> Int {
+    try read { try $0.queryOne("PRAGMA user_version")?.int(0) ?? 0 }
+  }
+
+  /// Closes every connection; later calls throw `StorageError.closed`. Waits for running reads
+  /// and writes to finish. Idempotent.
+  public func close() {
+    writerLock.lock()
+    defer { writerLock.unlock() }
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    writer.connection.close()
+    for _ in 0..<readerCount { readerPermits.wait() }
+    for slot in readers.withLock({ $0 }) { slot.connection.close() }
+    for _ in 0..<readerCount { readerPermits.signal() }
+  }
+
+  // MARK: - Internals
+
+  private static func inReadTransaction<T>(
+    _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> T
+  ) throws -> T {
+    try connection.execute("BEGIN DEFERRED")
+    do {
+      let result = try body(connection)
+      try connection.execute("COMMIT")
+      return result
+    } catch {
+      try? connection.execute("ROLLBACK")
+      throw error
+    }
+  }
+
+  private static func validate(_ migrations: [Migration]) throws {
+    var previous = 0
+    for migration in migrations {
+      guard migration.version > previous else {
+        throw StorageError.invalidMigrations(
+          "version \(migration.version) (\(migration.name)) must be greater than \(previous)")
+      }
+      previous = migration.version
+    }
+  }
+
+  private static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration], logger: Logger)
+    throws
+  {
+    let current = try connection.queryOne("PRAGMA user_version")?.int(0) ?? 0
+    if let latest = migrations.last?.version, current > latest {
+      throw StorageError.invalidMigrations(
+        "database is at version \(current), newer than the latest known migration \(latest)")
+    }
+    for migration in migrations where migration.version > current {
+      do {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+          try connection.executeScript(migration.sql)
+          // PRAGMA takes no bindings; the version is an Int, so interpolation is safe.
+          try connection.executeScript("PRAGMA user_version = \(migration.version)")
+          try connection.execute("COMMIT")
+        } catch {
+          try? connection.execute("ROLLBACK")
+          throw error
+        }
+      } catch let error as StorageError {
+        logger.error(
+          "migration failed",
+          ["migration.version": "\(migration.version)", "migration.name": migration.name, "error": "\(error)"])
+        throw StorageError.migration(version: migration.version, name: migration.name, underlying: error)
+      }
+      logger.info(
+        "migration applied", ["migration.version": "\(migration.version)", "migration.name": migration.name])
+    }
+  }
+}
+
+/// A connection owned by the database and only handed out under its lock or reader permit.
+private final class ConnectionSlot: @unchecked Sendable {
+  let connection: SQLiteConnection
+  init(_ connection: SQLiteConnection) { self.connection = connection }
+}
+
+/// The tables every service gets: the transactional outbox and the consumer inbox.
+enum FrameworkSchema {
+  static let sql = """
+    CREATE TABLE IF NOT EXISTS outbox (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      message_id TEXT NOT NULL UNIQUE,
+      exchange TEXT NOT NULL,
+      routing_key TEXT NOT NULL,
+      type TEXT NOT NULL,
+      correlation_id TEXT,
+      timestamp REAL NOT NULL,
+      body BLOB NOT NULL,
+      created_at REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
+    );
+    CREATE TABLE IF NOT EXISTS inbox (
+      consumer TEXT NOT NULL,
+      message_id TEXT NOT NULL,
+      processed_at REAL NOT NULL,
+      PRIMARY KEY (consumer, message_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS inbox_processed_at ON inbox (processed_at);
+    """
+}
