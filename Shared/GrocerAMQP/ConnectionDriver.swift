@@ -267,7 +267,6 @@ final class ConnectionDriver: @unchecked Sendable {
       case .connect:
         do {
           connection = try Self.open(configuration: configuration)
-          attempts.add(1, ordering: .releasing)
           perform(machine.handle(.connected))
         } catch {
           attempts.add(1, ordering: .releasing)
@@ -280,11 +279,13 @@ final class ConnectionDriver: @unchecked Sendable {
           try role?.setUp(AMQPChannel(connection: connection))
           perform(machine.handle(.topologyDeclared))
         } catch {
+          attempts.add(1, ordering: .releasing)
           fail(error)
         }
       case .markConnected:
         let generation = generationCounter.add(1, ordering: .acquiringAndReleasing).newValue
         connectedFlag.store(true, ordering: .releasing)
+        attempts.add(1, ordering: .releasing)
         logger.info("connected to the broker", ["amqp.generation": String(generation)])
         role?.didConnect(generation: generation)
       case .destroyConnection:
