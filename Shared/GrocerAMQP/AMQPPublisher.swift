@@ -89,7 +89,8 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
       driver.submit(
         run: { channel in
-          try self.send(messages, Batch(count: messages.count, continuation: continuation, deadline: deadline), channel)
+          try self.send(
+            messages, Batch(count: messages.count, continuation: continuation, deadline: deadline), channel)
         },
         reject: { continuation.resume(throwing: $0) })
     }

@@ -18,7 +18,8 @@ public final class AMQPRPCClient: LifecycleService, @unchecked Sendable {
   private let logger: Logger
 
   // Connection-thread state.
-  private var pending: [String: (continuation: CheckedContinuation<Data, any Error>, deadline: ContinuousClock.Instant)] = [:]
+  private var pending:
+    [String: (continuation: CheckedContinuation<Data, any Error>, deadline: ContinuousClock.Instant)] = [:]
 
   public init(configuration: AMQPConfiguration, logger: Logger, name: String = "amqp-rpc-client") {
     self.name = name

@@ -60,6 +60,8 @@ final class ConnectionDriver: @unchecked Sendable {
   private var machine: ConnectionStateMachine
   private var connection: amqp_connection_state_t?
   private var reconnectAt: ContinuousClock.Instant?
+  /// When the socket last had something to read (broker heartbeats count).
+  private var lastInbound = ContinuousClock.now
 
   init(configuration: AMQPConfiguration, logger: Logger) {
     self.configuration = configuration
@@ -158,6 +160,7 @@ final class ConnectionDriver: @unchecked Sendable {
       }
       if connection != nil { readFrames() }
       let now = ContinuousClock.now
+      checkHeartbeat(now: now)
       if let at = reconnectAt, now >= at {
         reconnectAt = nil
         perform(machine.handle(.connectRequested))
@@ -165,7 +168,9 @@ final class ConnectionDriver: @unchecked Sendable {
       role?.tick(now: now)
     }
     // Whatever was queued after the stop can no longer run.
-    for command in commands.withLock({ queue in defer { queue = [] }; return queue }) {
+    for command in commands.withLock({ queue in
+      defer { queue = [] }; return queue
+    }) {
       command.reject(.shuttingDown)
     }
     role = nil
@@ -188,6 +193,17 @@ final class ConnectionDriver: @unchecked Sendable {
       fds.append(pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLIN), revents: 0))
     }
     _ = poll(&fds, nfds_t(fds.count), Int32(timeout))
+    if fds.count > 1 && fds[1].revents != 0 { lastInbound = ContinuousClock.now }
+  }
+
+  /// The broker sends heartbeats while it lives; after two missed intervals of silence the
+  /// connection is dead even if TCP has not noticed (a stopped or unplugged broker). We check
+  /// this ourselves because librabbitmq only does when asked to wait with a time-out.
+  private func checkHeartbeat(now: ContinuousClock.Instant) {
+    guard connection != nil, machine.isConnected, configuration.heartbeat > 0 else { return }
+    if now - lastInbound > .seconds(2 * configuration.heartbeat) {
+      fail(AMQPError.connectionLost("heartbeat time-out"))
+    }
   }
 
   static func milliseconds(_ duration: Duration) -> Int {
@@ -196,7 +212,9 @@ final class ConnectionDriver: @unchecked Sendable {
   }
 
   private func runCommands() {
-    let batch = commands.withLock { queue in defer { queue = [] }; return queue }
+    let batch = commands.withLock { queue in
+      defer { queue = [] }; return queue
+    }
     guard !batch.isEmpty else { return }
     for (index, command) in batch.enumerated() {
       guard let connection, machine.isConnected else {
@@ -283,6 +301,7 @@ final class ConnectionDriver: @unchecked Sendable {
           fail(error)
         }
       case .markConnected:
+        lastInbound = ContinuousClock.now
         let generation = generationCounter.add(1, ordering: .acquiringAndReleasing).newValue
         connectedFlag.store(true, ordering: .releasing)
         attempts.add(1, ordering: .releasing)

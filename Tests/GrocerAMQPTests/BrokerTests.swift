@@ -16,7 +16,10 @@ import Testing
     let received = Recorder<AMQPDelivery>()
     let consumer = AMQPConsumer(
       configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [key]),
-      logger: logger, metrics: metrics, handler: { received.append($0); return .ack })
+      logger: logger, metrics: metrics,
+      handler: {
+        received.append($0); return .ack
+      })
     try await consumer.start()
     #expect(consumer.isConnected)
     let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
@@ -39,7 +42,10 @@ import Testing
     #expect(!first.redelivered)
     #expect(first.deliveryCount == 0)
     #expect(metrics.counter("events_published_total", help: "").value == 300)
-    #expect(await eventually { metrics.counter("events_consumed_total", help: "", labels: [("queue", queue)]).value == 300 })
+    #expect(
+      await eventually {
+        metrics.counter("events_consumed_total", help: "", labels: [("queue", queue)]).value == 300
+      })
 
     await consumer.shutdown()
     await publisher.shutdown()
@@ -59,7 +65,8 @@ import Testing
         return received.count == 1 ? .retry : .ack
       })
     try await consumer.start()
-    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
     try await publisher.start()
     try await publisher.publish([message(queue, 1)])
 
@@ -165,7 +172,8 @@ import Testing
     for consumer in replicas { try await consumer.start() }
     #expect(replicas[0].queueName != replicas[1].queueName)
     #expect(replicas[0].queueName.hasPrefix("amq.gen-"))
-    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
     try await publisher.start()
     try await publisher.publish((0..<3).map { message("\(key).changed", $0) })
 
@@ -216,7 +224,8 @@ import Testing
     try await client.start()
     let started = ContinuousClock.now
     await #expect(throws: AMQPError.timeout) {
-      _ = try await client.request(routingKey: uniqueName("nobody"), body: Data(), timeout: .milliseconds(300))
+      _ = try await client.request(
+        routingKey: uniqueName("nobody"), body: Data(), timeout: .milliseconds(300))
     }
     let elapsed = ContinuousClock.now - started
     #expect(elapsed >= .milliseconds(300))
@@ -290,7 +299,8 @@ import Testing
     let received = Recorder<String>()
     let connects = Recorder<Int>()
     let consumer = AMQPConsumer(
-      configuration: TestBroker.configuration(connectionName), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      configuration: TestBroker.configuration(connectionName),
+      queue: QueueSpec(name: queue, bindingKeys: [queue]),
       logger: logger, metrics: MetricsRegistry(),
       handler: { delivery in
         received.append(delivery.messageID ?? "")
@@ -302,7 +312,8 @@ import Testing
     #expect(try await eventually { try await TestBroker.closeConnections(named: connectionName) == 1 })
     #expect(await eventually { connects.count == 2 })
 
-    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
     try await publisher.start()
     try await publisher.publish([message(queue, 3)])
     #expect(await eventually { received.all == ["m-3"] })
@@ -335,12 +346,53 @@ import Testing
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let rate = Double(batches * batchSize) / seconds
-    print("confirmed publish rate: \(Int(rate)) msgs/s (\(batches) batches of \(batchSize) × 1 KB, quorum queue)")
+    print(
+      "confirmed publish rate: \(Int(rate)) msgs/s (\(batches) batches of \(batchSize) × 1 KB, quorum queue)")
     #expect(
       try await eventually {
-        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == (batches + 1) * batchSize
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == (batches + 1)
+          * batchSize
       })
     await publisher.shutdown()
     try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+}
+
+@Suite struct HeartbeatTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  @Test func aHungBrokerIsDetectedByHeartbeatsAndInFlightPublishesFail() async throws {
+    let proxy = try FreezableProxy()
+    var configuration = TestBroker.configuration()
+    configuration.url = "amqp://guest:guest@127.0.0.1:\(proxy.port)/"
+    configuration.heartbeat = 1
+    configuration.publishTimeout = .seconds(30)
+    let publisher = AMQPPublisher(
+      configuration: configuration, logger: .discarding(), metrics: MetricsRegistry())
+    try await publisher.start()
+    #expect(publisher.isConnected)
+    try await publisher.publish([message("nowhere", 0)])
+
+    proxy.freeze()
+    let started = ContinuousClock.now
+    let error = await #expect(throws: AMQPError.self) {
+      try await publisher.publish([message("nowhere", 1)])
+    }
+    // librabbitmq or our own watchdog notices first; either way it is a lost connection.
+    guard case .connectionLost(let reason) = error else {
+      Issue.record("expected a lost connection, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("heartbeat"))
+    let detectedAfter = ContinuousClock.now - started
+    #expect(detectedAfter < .seconds(5))
+    #expect(!publisher.isConnected)
+
+    proxy.thaw()
+    #expect(await publisher.waitUntilConnected(timeout: .seconds(10)))
+    try await publisher.publish([message("nowhere", 2)])
+
+    await publisher.shutdown()
+    await proxy.stop()
   }
 }

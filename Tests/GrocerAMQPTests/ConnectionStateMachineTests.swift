@@ -57,7 +57,8 @@ import Testing
       delays.append(delay)
       #expect(machine.handle(.connectRequested) == [.connect])
     }
-    #expect(delays.prefix(4) == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
+    #expect(
+      delays.prefix(4) == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
     #expect(delays.last == .seconds(5))
     #expect(zip(delays, delays.dropFirst()).allSatisfy { $0 <= $1 })
   }
@@ -117,7 +118,9 @@ import Testing
   @Test func nothingHappensAfterShutdown() {
     var machine = connected()
     _ = machine.handle(.closed)
-    let events: [Machine.Event] = [.connectRequested, .connected, .topologyDeclared, .failed(.timeout), .closed]
+    let events: [Machine.Event] = [
+      .connectRequested, .connected, .topologyDeclared, .failed(.timeout), .closed,
+    ]
     for event in events {
       #expect(machine.handle(event) == [])
       #expect(machine.state == .shutDown)
@@ -163,7 +166,8 @@ import Testing
     let configuration = AMQPConfiguration(settings: .init([:]))
     #expect(configuration.url == "amqp://guest:guest@127.0.0.1:5672/")
     #expect(configuration.heartbeat == 10)
-    #expect(configuration.reconnectBackoff == ReconnectBackoff(minimum: .milliseconds(100), maximum: .seconds(5)))
+    #expect(
+      configuration.reconnectBackoff == ReconnectBackoff(minimum: .milliseconds(100), maximum: .seconds(5)))
   }
 
   @Test func theURLComesFromTheEnvironment() {

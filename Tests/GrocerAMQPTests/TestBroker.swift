@@ -54,7 +54,9 @@ enum TestBroker {
   /// Force-closes every broker connection whose client-provided name is `name`; returns how many.
   static func closeConnections(named name: String) async throws -> Int {
     // RabbitMQ 3.10 has no user_provided_name column: look for the name in client_properties.
-    let listing = try await ctl(["list_connections", "pid", "client_properties", "--quiet", "--no-table-headers"])
+    let listing = try await ctl([
+      "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers",
+    ])
     var closed = 0
     for line in listing.split(separator: "\n") where line.contains("\"\(name)\"") {
       guard let pid = line.split(separator: "\t").first else { continue }
@@ -84,7 +86,8 @@ func uniqueName(_ prefix: String) -> String {
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool) async rethrows
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool)
+  async rethrows
   -> Bool
 {
   let deadline = ContinuousClock.now + timeout
