@@ -1,6 +1,7 @@
 import CRabbitMQ
 import Foundation
 import GrocerCore
+import Synchronization
 
 /// Publishes with publisher confirms on its own connection, many messages in flight at once.
 ///
@@ -15,6 +16,7 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
   private let mandatory: Bool
   private let published: Counter
   private let logger: Logger
+  private let inFlight = Atomic<Int>(0)
 
   /// One `publish` call waiting for its confirms.
   private final class Batch {
@@ -78,7 +80,12 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     await driver.waitUntilConnected(timeout: timeout)
   }
 
+  /// Waits (up to the publish time-out) for publishes in flight to be confirmed, then closes.
   public func shutdown() async {
+    let deadline = ContinuousClock.now + driver.configuration.publishTimeout
+    while inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
     await driver.shutdown()
   }
 
@@ -86,6 +93,8 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     guard !messages.isEmpty else { return }
     guard driver.isConnected else { throw AMQPError.notConnected }
     let deadline = ContinuousClock.now + driver.configuration.publishTimeout
+    inFlight.add(1, ordering: .acquiringAndReleasing)
+    defer { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
       driver.submit(
         run: { channel in

@@ -47,7 +47,9 @@ final class ConnectionDriver: @unchecked Sendable {
   let configuration: AMQPConfiguration
   private let logger: Logger
   private let wakeFD: Int32
-  private let commands = Mutex<[Command]>([])
+  /// Queued work; `closed` once the thread has taken its last batch, so nothing can be queued
+  /// after it and wait forever.
+  private let commands = Mutex<(queue: [Command], closed: Bool)>(([], false))
   private let stopRequested = Atomic<Bool>(false)
   private let connectedFlag = Atomic<Bool>(false)
   private let generationCounter = Atomic<Int>(0)
@@ -106,12 +108,12 @@ final class ConnectionDriver: @unchecked Sendable {
 
   /// Hands work to the connection thread.
   func submit(_ command: Command) {
-    if stopRequested.load(ordering: .acquiring) {
-      command.reject(.shuttingDown)
-      return
+    let accepted = commands.withLock { state -> Bool in
+      guard !state.closed else { return false }
+      state.queue.append(command)
+      return true
     }
-    commands.withLock { $0.append(command) }
-    wake()
+    if accepted { wake() } else { command.reject(.shuttingDown) }
   }
 
   func submit(
@@ -168,8 +170,10 @@ final class ConnectionDriver: @unchecked Sendable {
       role?.tick(now: now)
     }
     // Whatever was queued after the stop can no longer run.
-    for command in commands.withLock({ queue in
-      defer { queue = [] }; return queue
+    for command in commands.withLock({ state in
+      state.closed = true
+      defer { state.queue = [] }
+      return state.queue
     }) {
       command.reject(.shuttingDown)
     }
@@ -212,8 +216,9 @@ final class ConnectionDriver: @unchecked Sendable {
   }
 
   private func runCommands() {
-    let batch = commands.withLock { queue in
-      defer { queue = [] }; return queue
+    let batch = commands.withLock { state in
+      defer { state.queue = [] }
+      return state.queue
     }
     guard !batch.isEmpty else { return }
     for (index, command) in batch.enumerated() {

@@ -323,6 +323,49 @@ import Testing
     try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
   }
 
+  @Test func shutdownLetsTheRunningHandlerFinishAndAcks() async throws {
+    let queue = uniqueName("drain")
+    let started = Recorder<String>()
+    let finished = Recorder<String>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      prefetch: 1, logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        started.append(delivery.messageID ?? "")
+        try? await Task.sleep(for: .milliseconds(300))
+        finished.append(delivery.messageID ?? "")
+        return .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 1), message(queue, 2)])
+    #expect(await eventually { started.count == 1 })
+    await consumer.shutdown()
+    #expect(finished.all == ["m-1"])
+
+    // m-1 was acked before the connection closed; m-2 went back to the queue.
+    let configuration = TestBroker.configuration()
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 1
+      })
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
+  @Test func aMandatoryMessageThatMatchesNoQueueFailsThePublish() async throws {
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), mandatory: true, logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    await #expect(throws: AMQPError.unroutable(messageID: "m-5")) {
+      try await publisher.publish([message(uniqueName("nobody"), 5)])
+    }
+    #expect(publisher.isConnected)
+    await publisher.shutdown()
+  }
+
   /// Not a pass/fail timing check: prints the confirmed publish rate for the report.
   @Test func measureConfirmedPublishRate() async throws {
     let queue = uniqueName("rate")
