@@ -1,0 +1,96 @@
+import Foundation
+import GrocerCore
+
+/// How to reach the broker and how to behave when the connection breaks.
+public struct AMQPConfiguration: Sendable {
+  /// The default local broker (the node `deploy/local/rabbitmq.sh` starts).
+  public static let defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
+
+  /// `amqp://user:password@host:port/vhost`; an empty path or `/` means the vhost `/`.
+  public var url: String
+  /// Heartbeat interval in seconds; a dead broker shows after about twice this.
+  public var heartbeat: Int
+  /// Reconnect delays grow from `minimum` to `maximum`, with jitter.
+  public var reconnectBackoff: ReconnectBackoff
+  /// Shown in the management UI and `rabbitmqctl list_connections`.
+  public var connectionName: String
+  /// How long opening the TCP connection may take.
+  public var connectTimeout: Duration
+  /// How long a publish waits for its confirms before throwing `AMQPError.timeout`.
+  public var publishTimeout: Duration
+
+  public init(
+    url: String = AMQPConfiguration.defaultURL,
+    heartbeat: Int = 10,
+    reconnectBackoff: ReconnectBackoff = ReconnectBackoff(),
+    connectionName: String = "grocer",
+    connectTimeout: Duration = .seconds(5),
+    publishTimeout: Duration = .seconds(30)
+  ) {
+    self.url = url
+    self.heartbeat = heartbeat
+    self.reconnectBackoff = reconnectBackoff
+    self.connectionName = connectionName
+    self.connectTimeout = connectTimeout
+    self.publishTimeout = publishTimeout
+  }
+
+  /// Reads `GROCER_AMQP_URL` and `GROCER_AMQP_HEARTBEAT` (seconds).
+  public init(settings: Settings, connectionName: String = "grocer") {
+    self.init(
+      url: settings.string("GROCER_AMQP_URL", default: AMQPConfiguration.defaultURL),
+      heartbeat: settings.int("GROCER_AMQP_HEARTBEAT", default: 10),
+      connectionName: connectionName)
+  }
+
+  /// A copy with another connection name (each publisher/consumer names its own connection).
+  public func named(_ name: String) -> AMQPConfiguration {
+    var copy = self
+    copy.connectionName = name
+    return copy
+  }
+}
+
+/// Exponential reconnect delays with "equal jitter": half fixed, half random, so replicas that
+/// lost the broker together do not all come back at the same instant.
+public struct ReconnectBackoff: Sendable, Hashable {
+  public var minimum: Duration
+  public var maximum: Duration
+
+  public init(minimum: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
+    self.minimum = minimum
+    self.maximum = maximum
+  }
+
+  /// The delay before retry number `attempt` (0 = first retry); `jitter` is in 0...1.
+  public func delay(attempt: Int, jitter: Double) -> Duration {
+    let base = min(maximum, minimum * pow(2.0, Double(min(attempt, 30))))
+    let jittered = base * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    return min(maximum, max(minimum, jittered))
+  }
+}
+
+/// The parts of an AMQP URL librabbitmq needs.
+struct AMQPEndpoint: Sendable, Hashable {
+  var host: String
+  var port: Int
+  var user: String
+  var password: String
+  var vhost: String
+
+  init(url: String) throws {
+    guard let components = URLComponents(string: url), components.scheme == "amqp",
+      let host = components.host, !host.isEmpty
+    else { throw AMQPError.invalidURL(url) }
+    self.host = host
+    self.port = components.port ?? 5672
+    self.user = components.user?.removingPercentEncoding ?? "guest"
+    self.password = components.password?.removingPercentEncoding ?? "guest"
+    let path = components.percentEncodedPath
+    if path.isEmpty || path == "/" {
+      self.vhost = "/"
+    } else {
+      self.vhost = String(path.dropFirst()).removingPercentEncoding ?? String(path.dropFirst())
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import CRabbitMQ
+import Foundation
+import GrocerCore
+import Synchronization
+
+/// Consumes one queue on its own connection with manual acks and bounded prefetch.
+///
+/// The handler runs in a Task, never on the connection thread, **one delivery at a time in
+/// delivery order**; its disposition goes back to the connection thread, which acks only after
+/// the handler returned (consecutive acks are coalesced into one `multiple` ack). After every
+/// (re)connect the queue and bindings are declared again and `onConnected` runs before the first
+/// delivery of that connection, so a cache can drop what it may have missed. Deliveries of a
+/// broken connection that were not yet handled are dropped: the broker delivers them again.
+public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
+  public let name: String
+  private let driver: ConnectionDriver
+  private let queue: QueueSpec
+  private let rpcQueue: String?
+  private let prefetch: Int
+  private let logger: Logger
+  private let handler: @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?)
+  private let onConnected: (@Sendable () async -> Void)?
+  private let consumed: Counter?
+  private let deadLettered: Counter?
+  private let stopping = Atomic<Bool>(false)
+  private let worker = Mutex<Task<Void, Never>?>(nil)
+  private let declaredName = Mutex<String>("")
+
+  private enum Item: Sendable {
+    case connected
+    case delivery(AMQPDelivery, tag: UInt64, generation: Int)
+  }
+  private let stream: AsyncStream<Item>
+  private let streamContinuation: AsyncStream<Item>.Continuation
+
+  // Connection-thread state.
+  private var generation = 0
+  private var ackUpTo: UInt64?
+
+  public convenience init(
+    configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, logger: Logger,
+    metrics: MetricsRegistry, handler: @escaping @Sendable (AMQPDelivery) async -> AMQPDisposition,
+    onConnected: (@Sendable () async -> Void)? = nil
+  ) {
+    self.init(
+      configuration: configuration, queue: queue, rpcQueue: nil, prefetch: prefetch, logger: logger,
+      metrics: metrics, handler: { delivery in (await handler(delivery), nil) }, onConnected: onConnected)
+  }
+
+  /// With `rpcQueue`, declares that plain classic queue instead of `queue` and publishes each
+  /// handler's reply to the delivery's `reply_to` before acking (the RPC server).
+  init(
+    configuration: AMQPConfiguration, queue: QueueSpec, rpcQueue: String?, prefetch: Int, logger: Logger,
+    metrics: MetricsRegistry?,
+    handler: @escaping @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?),
+    onConnected: (@Sendable () async -> Void)?
+  ) {
+    self.name = "amqp-consumer-\(rpcQueue ?? queue.name)"
+    self.driver = ConnectionDriver(configuration: configuration, logger: logger)
+    self.queue = queue
+    self.rpcQueue = rpcQueue
+    self.prefetch = prefetch
+    self.logger = logger.with(["amqp.queue": rpcQueue ?? queue.name])
+    self.handler = handler
+    self.onConnected = onConnected
+    let labels = [("queue", rpcQueue ?? queue.name)]
+    self.consumed = metrics?.counter(
+      "events_consumed_total", help: "Deliveries handled by a consumer.", labels: labels)
+    self.deadLettered = metrics?.counter(
+      "events_dead_lettered_total", help: "Deliveries sent to the parking queue.", labels: labels)
+    (stream, streamContinuation) = AsyncStream.makeStream(of: Item.self)
+  }
+
+  public var isConnected: Bool { driver.isConnected }
+
+  /// The queue's actual name on the current connection (server-named transient queues differ
+  /// per connection).
+  public var queueName: String { declaredName.withLock { $0 } }
+
+  public func start() async throws {
+    let task = Task { [self] in await self.work() }
+    worker.withLock { $0 = task }
+    await driver.start(role: self)
+  }
+
+  public func waitUntilConnected(timeout: Duration = .seconds(10)) async -> Bool {
+    await driver.waitUntilConnected(timeout: timeout)
+  }
+
+  /// Lets the handler in progress finish and ack, then closes the connection (the broker
+  /// requeues whatever was prefetched but not handled).
+  public func shutdown() async {
+    stopping.store(true, ordering: .releasing)
+    streamContinuation.finish()
+    let task = worker.withLock { $0 }
+    await task?.value
+    await driver.shutdown()
+  }
+
+  private func work() async {
+    for await item in stream {
+      if stopping.load(ordering: .acquiring) { break }
+      switch item {
+      case .connected:
+        await onConnected?()
+      case .delivery(let delivery, let tag, let generation):
+        guard generation == driver.generation else { continue }
+        let (disposition, reply) = await handler(delivery)
+        consumed?.increment()
+        if disposition == .reject || (disposition == .retry && reachedDeliveryLimit(delivery)) {
+          deadLettered?.increment()
+        }
+        driver.submit { [self] channel in
+          try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel)
+        }
+      }
+    }
+  }
+
+  /// Whether a quorum queue will park this message when it is returned now: the broker
+  /// dead-letters once the delivery count exceeds the limit.
+  private func reachedDeliveryLimit(_ delivery: AMQPDelivery) -> Bool {
+    guard rpcQueue == nil, case .durableQuorum(let limit) = queue.kind else { return false }
+    return delivery.deliveryCount >= limit
+  }
+
+  private func settle(
+    _ tag: UInt64, _ deliveryGeneration: Int, _ disposition: AMQPDisposition, reply: Data?,
+    to delivery: AMQPDelivery, _ channel: AMQPChannel
+  ) throws {
+    guard deliveryGeneration == generation else { return }
+    if let reply, let replyTo = delivery.replyTo {
+      try channel.publish(
+        exchange: "", routingKey: replyTo, mandatory: false,
+        properties: AMQPOutgoingProperties(correlationID: delivery.correlationID, persistent: false),
+        body: reply)
+    }
+    switch disposition {
+    case .ack:
+      ackUpTo = tag
+    case .retry:
+      try flush(channel)
+      try channel.nack(tag, requeue: true)
+    case .reject:
+      try flush(channel)
+      try channel.nack(tag, requeue: false)
+    }
+  }
+}
+
+extension AMQPConsumer: ConnectionRole {
+  func setUp(_ channel: AMQPChannel) throws {
+    ackUpTo = nil
+    let name: String
+    if let rpcQueue {
+      try channel.declareQueue(rpcQueue, durable: false, exclusive: false, autoDelete: false)
+      name = rpcQueue
+    } else {
+      try channel.declareEventExchanges()
+      name = try channel.declare(queue)
+    }
+    declaredName.withLock { $0 = name }
+    try channel.qos(prefetch: prefetch)
+    _ = try channel.consume(queue: name, noAck: false)
+  }
+
+  func didConnect(generation: Int) {
+    self.generation = generation
+    streamContinuation.yield(.connected)
+  }
+
+  func handle(method: amqp_method_t, channel: AMQPChannel) throws {
+    switch method.id {
+    case GROCER_AMQP_BASIC_DELIVER:
+      let deliver = method.decoded.assumingMemoryBound(to: amqp_basic_deliver_t.self).pointee
+      let delivery = try channel.readMessage(
+        routingKey: AMQPChannel.string(deliver.routing_key) ?? "",
+        exchange: AMQPChannel.string(deliver.exchange) ?? "", redelivered: deliver.redelivered != 0)
+      streamContinuation.yield(.delivery(delivery, tag: deliver.delivery_tag, generation: generation))
+    case GROCER_AMQP_BASIC_CANCEL:
+      // The queue was deleted or the broker cancelled us: reconnect and declare it again.
+      throw AMQPError.brokerClosed(code: 0, text: "consumer cancelled by the broker")
+    default:
+      logger.debug("consumer ignored a method", ["amqp.method": String(method.id)])
+    }
+  }
+
+  func flush(_ channel: AMQPChannel) throws {
+    guard let tag = ackUpTo else { return }
+    ackUpTo = nil
+    try channel.ack(tag, multiple: true)
+  }
+
+  func failInFlight(_ error: AMQPError) {
+    ackUpTo = nil
+  }
+}
+
+/// Answers requests sent by `AMQPRPCClient`: consumes `queue` (a plain classic queue shared by
+/// all replicas), runs the handler, publishes its result to the request's `reply_to` with the
+/// same `correlation_id`, then acks.
+public final class AMQPRPCServer: LifecycleService, Sendable {
+  public var name: String { consumer.name }
+  private let consumer: AMQPConsumer
+
+  public init(
+    configuration: AMQPConfiguration, queue: String, prefetch: Int = 100, logger: Logger,
+    handler: @escaping @Sendable (AMQPDelivery) async -> Data
+  ) {
+    consumer = AMQPConsumer(
+      configuration: configuration, queue: QueueSpec(name: queue, bindingKeys: [], kind: .transient),
+      rpcQueue: queue, prefetch: prefetch, logger: logger, metrics: nil,
+      handler: { delivery in (.ack, await handler(delivery)) }, onConnected: nil)
+  }
+
+  public var isConnected: Bool { consumer.isConnected }
+
+  public func start() async throws { try await consumer.start() }
+
+  public func waitUntilConnected(timeout: Duration = .seconds(10)) async -> Bool {
+    await consumer.waitUntilConnected(timeout: timeout)
+  }
+
+  public func shutdown() async { await consumer.shutdown() }
+}

@@ -1,0 +1,373 @@
+import CRabbitMQ
+import Foundation
+import GrocerCore
+import Synchronization
+
+/// The work a publisher, consumer or RPC endpoint does on its connection.
+///
+/// Every method runs on the connection's own thread, so implementations keep their
+/// connection-bound state in plain properties touched only from these methods.
+protocol ConnectionRole: AnyObject, Sendable {
+  /// Declares what this role needs on a fresh channel (exchanges, queues, consumers, confirms).
+  func setUp(_ channel: AMQPChannel) throws
+  /// The connection is ready; `generation` counts connections (deliveries carry it).
+  func didConnect(generation: Int)
+  /// A method frame from the broker other than a close.
+  func handle(method: amqp_method_t, channel: AMQPChannel) throws
+  /// Runs after each batch of commands (to send coalesced acks).
+  func flush(_ channel: AMQPChannel) throws
+  /// The connection is gone: fail whatever waits for it.
+  func failInFlight(_ error: AMQPError)
+  /// Runs at least every `ConnectionDriver.tickInterval`, to expire time-outs.
+  func tick(now: ContinuousClock.Instant)
+}
+
+extension ConnectionRole {
+  func flush(_ channel: AMQPChannel) throws {}
+  func tick(now: ContinuousClock.Instant) {}
+}
+
+/// Owns one librabbitmq connection on a dedicated thread.
+///
+/// librabbitmq is blocking and not thread-safe, and Swift's cooperative pool has only a couple
+/// of threads here, so each connection gets its own `Thread` that polls the socket next to an
+/// eventfd; other threads hand it work through `submit`, which queues a closure and writes the
+/// eventfd. The reconnect rules live in `ConnectionStateMachine`; this class performs them.
+final class ConnectionDriver: @unchecked Sendable {
+  /// A piece of work for the connection thread. `run` owns its continuation once called (it
+  /// must register it with the role before anything can throw); `reject` is called instead when
+  /// there is no connection.
+  struct Command: Sendable {
+    let run: @Sendable (AMQPChannel) throws -> Void
+    let reject: @Sendable (AMQPError) -> Void
+  }
+
+  static let tickInterval: Duration = .milliseconds(50)
+
+  let configuration: AMQPConfiguration
+  private let logger: Logger
+  private let wakeFD: Int32
+  /// Queued work; `closed` once the thread has taken its last batch, so nothing can be queued
+  /// after it and wait forever.
+  private let commands = Mutex<(queue: [Command], closed: Bool)>(([], false))
+  private let stopRequested = Atomic<Bool>(false)
+  private let connectedFlag = Atomic<Bool>(false)
+  private let generationCounter = Atomic<Int>(0)
+  private let attempts = Atomic<Int>(0)
+  private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+  private let started = Atomic<Bool>(false)
+
+  // Touched only on the connection thread (and `role` cleared when it ends).
+  private var role: (any ConnectionRole)?
+  private var machine: ConnectionStateMachine
+  private var connection: amqp_connection_state_t?
+  private var reconnectAt: ContinuousClock.Instant?
+  /// When the socket last had something to read (broker heartbeats count).
+  private var lastInbound = ContinuousClock.now
+
+  init(configuration: AMQPConfiguration, logger: Logger) {
+    self.configuration = configuration
+    self.logger = logger.with(["amqp.connection": configuration.connectionName])
+    self.machine = ConnectionStateMachine(backoff: configuration.reconnectBackoff)
+    self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+  }
+
+  deinit {
+    close(wakeFD)
+  }
+
+  /// True while the connection is up and its topology declared.
+  var isConnected: Bool { connectedFlag.load(ordering: .acquiring) }
+
+  /// Counts successful connections; a delivery from an older generation cannot be acked.
+  var generation: Int { generationCounter.load(ordering: .acquiring) }
+
+  /// Starts the thread and waits for the first connection attempt to end (up to the connect
+  /// time-out plus a little). If it failed, the thread keeps retrying in the background.
+  func start(role: any ConnectionRole) async {
+    guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    self.role = role
+    let thread = Thread { [self] in self.runLoop() }
+    thread.name = "amqp-\(configuration.connectionName)"
+    thread.start()
+    let deadline = ContinuousClock.now + configuration.connectTimeout + .seconds(2)
+    while !isConnected && attempts.load(ordering: .acquiring) == 0 && ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+  }
+
+  /// Waits until connected; returns false on time-out.
+  func waitUntilConnected(timeout: Duration) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !isConnected {
+      if ContinuousClock.now >= deadline { return false }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+  }
+
+  /// Hands work to the connection thread.
+  func submit(_ command: Command) {
+    let accepted = commands.withLock { state -> Bool in
+      guard !state.closed else { return false }
+      state.queue.append(command)
+      return true
+    }
+    if accepted { wake() } else { command.reject(.shuttingDown) }
+  }
+
+  func submit(
+    run: @escaping @Sendable (AMQPChannel) throws -> Void,
+    reject: @escaping @Sendable (AMQPError) -> Void = { _ in }
+  ) {
+    submit(Command(run: run, reject: reject))
+  }
+
+  /// Runs queued work, closes the connection politely and stops the thread.
+  func shutdown() async {
+    guard started.load(ordering: .acquiring) else { return }
+    stopRequested.store(true, ordering: .releasing)
+    wake()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let done = finished.withLock { state -> Bool in
+        if state.done { return true }
+        state.waiters.append(continuation)
+        return false
+      }
+      if done { continuation.resume() }
+    }
+  }
+
+  private func wake() {
+    var one: UInt64 = 1
+    _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
+  }
+
+  private func drainWake() {
+    var value: UInt64 = 0
+    _ = withUnsafeMutableBytes(of: &value) { read(wakeFD, $0.baseAddress, 8) }
+  }
+
+  // MARK: - The connection thread
+
+  private func runLoop() {
+    perform(machine.handle(.connectRequested))
+    while machine.state != .shutDown {
+      waitForActivity()
+      drainWake()
+      runCommands()
+      if stopRequested.load(ordering: .acquiring) {
+        perform(machine.handle(.closed))
+        break
+      }
+      if connection != nil { readFrames() }
+      let now = ContinuousClock.now
+      checkHeartbeat(now: now)
+      if let at = reconnectAt, now >= at {
+        reconnectAt = nil
+        perform(machine.handle(.connectRequested))
+      }
+      role?.tick(now: now)
+    }
+    // Whatever was queued after the stop can no longer run.
+    for command in commands.withLock({ state in
+      state.closed = true
+      defer { state.queue = [] }
+      return state.queue
+    }) {
+      command.reject(.shuttingDown)
+    }
+    role = nil
+    let waiters = finished.withLock { state in
+      state.done = true
+      defer { state.waiters = [] }
+      return state.waiters
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  private func waitForActivity() {
+    var timeout = Self.milliseconds(Self.tickInterval)
+    if let at = reconnectAt {
+      timeout = min(timeout, max(0, Self.milliseconds(at - ContinuousClock.now)))
+    }
+    var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+    if let connection {
+      if amqp_frames_enqueued(connection) != 0 || amqp_data_in_buffer(connection) != 0 { timeout = 0 }
+      fds.append(pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLIN), revents: 0))
+    }
+    _ = poll(&fds, nfds_t(fds.count), Int32(timeout))
+    if fds.count > 1 && fds[1].revents != 0 { lastInbound = ContinuousClock.now }
+  }
+
+  /// The broker sends heartbeats while it lives; after two missed intervals of silence the
+  /// connection is dead even if TCP has not noticed (a stopped or unplugged broker). We check
+  /// this ourselves because librabbitmq only does when asked to wait with a time-out.
+  private func checkHeartbeat(now: ContinuousClock.Instant) {
+    guard connection != nil, machine.isConnected, configuration.heartbeat > 0 else { return }
+    if now - lastInbound > .seconds(2 * configuration.heartbeat) {
+      fail(AMQPError.connectionLost("heartbeat time-out"))
+    }
+  }
+
+  static func milliseconds(_ duration: Duration) -> Int {
+    let (seconds, attoseconds) = duration.components
+    return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+  }
+
+  private func runCommands() {
+    let batch = commands.withLock { state in
+      defer { state.queue = [] }
+      return state.queue
+    }
+    guard !batch.isEmpty else { return }
+    for (index, command) in batch.enumerated() {
+      guard let connection, machine.isConnected else {
+        command.reject(.notConnected)
+        continue
+      }
+      do {
+        try command.run(AMQPChannel(connection: connection))
+      } catch {
+        fail(error)
+        for rest in batch[(index + 1)...] { rest.reject(.notConnected) }
+        return
+      }
+    }
+    if let connection, machine.isConnected {
+      do { try role?.flush(AMQPChannel(connection: connection)) } catch { fail(error) }
+    }
+  }
+
+  /// Reads every frame already available without blocking.
+  private func readFrames() {
+    // A microsecond rather than zero: with a zero time-out librabbitmq never checks the
+    // heartbeat deadline, so a dead broker would go unnoticed.
+    var wait = timeval(tv_sec: 0, tv_usec: 1)
+    while let connection {
+      var frame = amqp_frame_t()
+      let status = amqp_simple_wait_frame_noblock(connection, &frame, &wait)
+      if status == AMQP_STATUS_TIMEOUT.rawValue { return }
+      guard status == AMQP_STATUS_OK.rawValue else {
+        fail(
+          AMQPError.connectionLost(String(cString: amqp_error_string2(status))))
+        return
+      }
+      guard frame.frame_type == UInt8(AMQP_FRAME_METHOD) else {
+        amqp_maybe_release_buffers(connection)
+        continue
+      }
+      let method = frame.payload.method
+      switch method.id {
+      case GROCER_AMQP_CONNECTION_CLOSE, GROCER_AMQP_CHANNEL_CLOSE:
+        fail(AMQPChannel.closeError(method))
+        return
+      case GROCER_AMQP_CONNECTION_BLOCKED:
+        logger.warning("broker blocked the connection")
+      case GROCER_AMQP_CONNECTION_UNBLOCKED:
+        logger.notice("broker unblocked the connection")
+      default:
+        do {
+          try role?.handle(method: method, channel: AMQPChannel(connection: connection))
+        } catch {
+          fail(error)
+          return
+        }
+      }
+      amqp_maybe_release_buffers(connection)
+    }
+  }
+
+  private func fail(_ error: any Error) {
+    let amqpError = error as? AMQPError ?? .connectionLost("\(error)")
+    logger.warning("broker connection failed", ["error": amqpError.description])
+    perform(machine.handle(.failed(amqpError)))
+  }
+
+  private func perform(_ actions: [ConnectionStateMachine.Action]) {
+    for action in actions {
+      switch action {
+      case .connect:
+        do {
+          connection = try Self.open(configuration: configuration)
+          perform(machine.handle(.connected))
+        } catch {
+          attempts.add(1, ordering: .releasing)
+          logger.warning("cannot connect to the broker", ["error": "\(error)"])
+          perform(machine.handle(.failed(error as? AMQPError ?? .connectionLost("\(error)"))))
+        }
+      case .declareTopology:
+        guard let connection else { continue }
+        do {
+          try role?.setUp(AMQPChannel(connection: connection))
+          perform(machine.handle(.topologyDeclared))
+        } catch {
+          attempts.add(1, ordering: .releasing)
+          fail(error)
+        }
+      case .markConnected:
+        lastInbound = ContinuousClock.now
+        let generation = generationCounter.add(1, ordering: .acquiringAndReleasing).newValue
+        connectedFlag.store(true, ordering: .releasing)
+        attempts.add(1, ordering: .releasing)
+        logger.info("connected to the broker", ["amqp.generation": String(generation)])
+        role?.didConnect(generation: generation)
+      case .destroyConnection:
+        connectedFlag.store(false, ordering: .releasing)
+        if let connection { amqp_destroy_connection(connection) }
+        connection = nil
+      case .failInFlight(let error):
+        connectedFlag.store(false, ordering: .releasing)
+        role?.failInFlight(error)
+      case .scheduleReconnect(let delay):
+        reconnectAt = ContinuousClock.now + delay
+      case .closeConnection:
+        connectedFlag.store(false, ordering: .releasing)
+        if let connection {
+          amqp_channel_close(connection, 1, AMQP_REPLY_SUCCESS)
+          amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
+          amqp_destroy_connection(connection)
+        }
+        connection = nil
+      }
+    }
+  }
+
+  /// Opens a connection and channel 1; on failure nothing is left allocated.
+  static func open(configuration: AMQPConfiguration) throws -> amqp_connection_state_t {
+    let endpoint = try AMQPEndpoint(url: configuration.url)
+    guard let connection = amqp_new_connection() else {
+      throw AMQPError.library(operation: "amqp_new_connection", message: "out of memory")
+    }
+    do {
+      guard let socket = amqp_tcp_socket_new(connection) else {
+        throw AMQPError.library(operation: "amqp_tcp_socket_new", message: "out of memory")
+      }
+      let arena = CStringArena()
+      let timeoutMilliseconds = milliseconds(configuration.connectTimeout)
+      var timeout = timeval(
+        tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
+      try AMQPChannel.status(
+        amqp_socket_open_noblock(socket, arena.cString(endpoint.host), Int32(endpoint.port), &timeout),
+        "connect to \(endpoint.host):\(endpoint.port)")
+      var entries = [
+        amqp_table_entry_t(
+          key: arena.bytes("connection_name"),
+          value: grocer_amqp_utf8_value(arena.bytes(configuration.connectionName)))
+      ]
+      let reply = entries.withUnsafeMutableBufferPointer { buffer in
+        var properties = amqp_table_t(num_entries: Int32(buffer.count), entries: buffer.baseAddress)
+        return grocer_amqp_login_plain(
+          connection, arena.cString(endpoint.vhost), 0, 131_072, Int32(configuration.heartbeat),
+          &properties, arena.cString(endpoint.user), arena.cString(endpoint.password))
+      }
+      try AMQPChannel.check(reply, "login")
+      amqp_channel_open(connection, 1)
+      try AMQPChannel(connection: connection).check("channel.open")
+      return connection
+    } catch {
+      amqp_destroy_connection(connection)
+      throw error
+    }
+  }
+}

@@ -1,0 +1,441 @@
+import Foundation
+import GrocerAMQP
+import GrocerCore
+import Testing
+
+/// Tests against the real local RabbitMQ (see `TestBroker`).
+@Suite struct BrokerTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  let logger = Logger.discarding()
+
+  @Test func aConfirmedBatchIsConsumedWithItsBodiesAndProperties() async throws {
+    let queue = uniqueName("batch")
+    let key = "\(queue).created"
+    let metrics = MetricsRegistry()
+    let received = Recorder<AMQPDelivery>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [key]),
+      logger: logger, metrics: metrics,
+      handler: {
+        received.append($0); return .ack
+      })
+    try await consumer.start()
+    #expect(consumer.isConnected)
+    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
+    try await publisher.start()
+    #expect(publisher.isConnected)
+
+    let messages = (0..<300).map { message(key, $0) }
+    try await publisher.publish(messages)
+    #expect(await eventually { received.count >= 300 })
+
+    let deliveries = received.all
+    #expect(deliveries.count == 300)
+    #expect(deliveries.map(\.body) == messages.map(\.body))
+    let first = try #require(deliveries.first)
+    #expect(first.messageID == "m-0")
+    #expect(first.type == key)
+    #expect(first.correlationID == "c-0")
+    #expect(first.routingKey == key)
+    #expect(first.exchange == EventTopology.exchange)
+    #expect(!first.redelivered)
+    #expect(first.deliveryCount == 0)
+    #expect(metrics.counter("events_published_total", help: "").value == 300)
+    #expect(
+      await eventually {
+        metrics.counter("events_consumed_total", help: "", labels: [("queue", queue)]).value == 300
+      })
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    // Everything was acked: nothing is left in the queue.
+    #expect(try await AMQPAdmin.messageCount(configuration: TestBroker.configuration(), queue: queue) == 0)
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+  }
+
+  @Test func aRetriedDeliveryIsRedelivered() async throws {
+    let queue = uniqueName("retry")
+    let received = Recorder<AMQPDelivery>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        received.append(delivery)
+        return received.count == 1 ? .retry : .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 1)])
+
+    #expect(await eventually { received.count >= 2 })
+    try await Task.sleep(for: .milliseconds(200))
+    let deliveries = received.all
+    #expect(deliveries.count == 2)
+    #expect(deliveries.map(\.messageID) == ["m-1", "m-1"])
+    #expect(deliveries.map(\.redelivered) == [false, true])
+    #expect(deliveries.map(\.deliveryCount) == [0, 1])
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+  }
+
+  @Test func aPoisonMessageIsParkedAfterTheDeliveryLimitWithoutBlockingTheNextOne() async throws {
+    let queue = uniqueName("poison")
+    let limit = 2
+    let metrics = MetricsRegistry()
+    let poisonAttempts = Recorder<Int>()
+    let good = Recorder<String>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: limit)),
+      prefetch: 1, logger: logger, metrics: metrics,
+      handler: { delivery in
+        if delivery.messageID == "m-0" {
+          poisonAttempts.append(delivery.deliveryCount)
+          return .retry
+        }
+        good.append(delivery.messageID ?? "")
+        return .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
+    try await publisher.start()
+    try await publisher.publish([message(queue, 0), message(queue, 1)])
+
+    let configuration = TestBroker.configuration()
+    #expect(await eventually { good.all == ["m-1"] })
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 1
+      })
+    // Delivered once plus `limit` redeliveries, then dead-lettered.
+    #expect(poisonAttempts.all == Array(0...limit))
+    #expect(metrics.counter("events_dead_lettered_total", help: "", labels: [("queue", queue)]).value == 1)
+    #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0)
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
+  @Test func aRejectedMessageIsDeadLetteredAtOnce() async throws {
+    let queue = uniqueName("reject")
+    let metrics = MetricsRegistry()
+    let attempts = Recorder<String>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      logger: logger, metrics: metrics,
+      handler: { delivery in
+        attempts.append(delivery.messageID ?? "")
+        return .reject
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
+    try await publisher.start()
+    try await publisher.publish([message(queue, 7)])
+
+    let configuration = TestBroker.configuration()
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 1
+      })
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(attempts.all == ["m-7"])
+    #expect(metrics.counter("events_dead_lettered_total", help: "", labels: [("queue", queue)]).value == 1)
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
+  @Test func everyTransientReplicaQueueReceivesEveryEvent() async throws {
+    let key = uniqueName("fanout")
+    let first = Recorder<String>()
+    let second = Recorder<String>()
+    let connects = Recorder<Int>()
+    func replica(_ recorder: Recorder<String>) -> AMQPConsumer {
+      AMQPConsumer(
+        configuration: TestBroker.configuration(),
+        queue: QueueSpec(name: "", bindingKeys: ["\(key).#"], kind: .transient),
+        logger: logger, metrics: MetricsRegistry(),
+        handler: { delivery in
+          recorder.append(delivery.messageID ?? "")
+          return .ack
+        },
+        onConnected: { connects.append(1) })
+    }
+    let replicas = [replica(first), replica(second)]
+    for consumer in replicas { try await consumer.start() }
+    #expect(replicas[0].queueName != replicas[1].queueName)
+    #expect(replicas[0].queueName.hasPrefix("amq.gen-"))
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish((0..<3).map { message("\(key).changed", $0) })
+
+    #expect(await eventually { first.count == 3 && second.count == 3 })
+    #expect(first.all == ["m-0", "m-1", "m-2"])
+    #expect(second.all == ["m-0", "m-1", "m-2"])
+    #expect(connects.count == 2)
+
+    for consumer in replicas { await consumer.shutdown() }
+    await publisher.shutdown()
+  }
+
+  @Test func anRPCRequestGetsItsReplyEvenWithManyInFlight() async throws {
+    let queue = uniqueName("rpc")
+    let server = AMQPRPCServer(
+      configuration: TestBroker.configuration(), queue: queue, logger: logger,
+      handler: { delivery in Data("echo:".utf8) + delivery.body })
+    try await server.start()
+    #expect(server.isConnected)
+    let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
+    try await client.start()
+
+    let reply = try await client.request(routingKey: queue, body: Data("hi".utf8), timeout: .seconds(5))
+    #expect(String(decoding: reply, as: UTF8.self) == "echo:hi")
+
+    let replies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for index in 0..<50 {
+        group.addTask {
+          let body = try await client.request(
+            routingKey: queue, body: Data("\(index)".utf8), timeout: .seconds(5))
+          return (index, String(decoding: body, as: UTF8.self))
+        }
+      }
+      var all: [Int: String] = [:]
+      for try await (index, text) in group { all[index] = text }
+      return all
+    }
+    #expect(replies.count == 50)
+    #expect(replies.allSatisfy { index, text in text == "echo:\(index)" })
+
+    await client.shutdown()
+    await server.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue])
+  }
+
+  @Test func anRPCRequestNobodyAnswersTimesOut() async throws {
+    let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
+    try await client.start()
+    let started = ContinuousClock.now
+    await #expect(throws: AMQPError.timeout) {
+      _ = try await client.request(
+        routingKey: uniqueName("nobody"), body: Data(), timeout: .milliseconds(300))
+    }
+    let elapsed = ContinuousClock.now - started
+    #expect(elapsed >= .milliseconds(300))
+    #expect(elapsed < .seconds(2))
+    #expect(client.isConnected)
+    await client.shutdown()
+  }
+
+  @Test func publishingWhileDisconnectedFailsAtOnce() async throws {
+    var configuration = TestBroker.configuration()
+    configuration.url = "amqp://guest:guest@127.0.0.1:1/"
+    configuration.connectTimeout = .milliseconds(500)
+    let publisher = AMQPPublisher(configuration: configuration, logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    #expect(!publisher.isConnected)
+    await #expect(throws: AMQPError.notConnected) {
+      try await publisher.publish([message("x", 0)])
+    }
+    let client = AMQPRPCClient(configuration: configuration, logger: logger)
+    try await client.start()
+    await #expect(throws: AMQPError.notConnected) {
+      _ = try await client.request(routingKey: "x", body: Data(), timeout: .seconds(5))
+    }
+    await client.shutdown()
+    await publisher.shutdown()
+  }
+
+  @Test func thePublisherReconnectsAfterTheBrokerClosedItsConnection() async throws {
+    let queue = uniqueName("reconnect")
+    let connectionName = "grocer-test-\(UUID().uuidString)"
+    let received = Recorder<String>()
+    let connects = Recorder<Int>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        received.append(delivery.messageID ?? "")
+        return .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(connectionName), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 1)])
+
+    // The broker needs a moment to list a new connection.
+    #expect(try await eventually { try await TestBroker.closeConnections(named: connectionName) == 1 })
+    // The close arrives as a frame: the publisher notices, reconnects and publishes again.
+    #expect(await eventually { await publisher.waitUntilConnected(timeout: .seconds(1)) })
+    var published = false
+    for _ in 0..<50 where !published {
+      do {
+        try await publisher.publish([message(queue, 2)])
+        published = true
+      } catch {
+        connects.append(1)
+        try await Task.sleep(for: .milliseconds(100))
+      }
+    }
+    #expect(published)
+    #expect(await eventually { received.all == ["m-1", "m-2"] })
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+  }
+
+  @Test func aConsumerReconnectsAndRunsOnConnectedAgain() async throws {
+    let queue = uniqueName("consumer-reconnect")
+    let connectionName = "grocer-test-\(UUID().uuidString)"
+    let received = Recorder<String>()
+    let connects = Recorder<Int>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(connectionName),
+      queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        received.append(delivery.messageID ?? "")
+        return .ack
+      },
+      onConnected: { connects.append(1) })
+    try await consumer.start()
+    #expect(await eventually { connects.count == 1 })
+    #expect(try await eventually { try await TestBroker.closeConnections(named: connectionName) == 1 })
+    #expect(await eventually { connects.count == 2 })
+
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 3)])
+    #expect(await eventually { received.all == ["m-3"] })
+
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+  }
+
+  @Test func shutdownLetsTheRunningHandlerFinishAndAcks() async throws {
+    let queue = uniqueName("drain")
+    let started = Recorder<String>()
+    let finished = Recorder<String>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      prefetch: 1, logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        started.append(delivery.messageID ?? "")
+        try? await Task.sleep(for: .milliseconds(300))
+        finished.append(delivery.messageID ?? "")
+        return .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 1), message(queue, 2)])
+    #expect(await eventually { started.count == 1 })
+    await consumer.shutdown()
+    #expect(finished.all == ["m-1"])
+
+    // m-1 was acked before the connection closed; m-2 went back to the queue.
+    let configuration = TestBroker.configuration()
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 1
+      })
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
+  @Test func aMandatoryMessageThatMatchesNoQueueFailsThePublish() async throws {
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), mandatory: true, logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    await #expect(throws: AMQPError.unroutable(messageID: "m-5")) {
+      try await publisher.publish([message(uniqueName("nobody"), 5)])
+    }
+    #expect(publisher.isConnected)
+    await publisher.shutdown()
+  }
+
+  /// Not a pass/fail timing check: prints the confirmed publish rate for the report.
+  @Test func measureConfirmedPublishRate() async throws {
+    let queue = uniqueName("rate")
+    let key = "\(queue).measured"
+    let configuration = TestBroker.configuration()
+    // Declare the bound quorum queue (a consumer that starts and stops at once).
+    let declarer = AMQPConsumer(
+      configuration: configuration, queue: QueueSpec(name: queue, bindingKeys: [key]), prefetch: 1,
+      logger: logger, metrics: MetricsRegistry(), handler: { _ in .retry })
+    try await declarer.start()
+    await declarer.shutdown()
+
+    let publisher = AMQPPublisher(configuration: configuration, logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    let batches = 40
+    let batchSize = 500
+    let messages = (0..<batchSize).map { message(key, $0, size: 1024) }
+    try await publisher.publish(messages)  // warm-up
+    let started = ContinuousClock.now
+    for _ in 0..<batches { try await publisher.publish(messages) }
+    let elapsed = ContinuousClock.now - started
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let rate = Double(batches * batchSize) / seconds
+    print(
+      "confirmed publish rate: \(Int(rate)) msgs/s (\(batches) batches of \(batchSize) × 1 KB, quorum queue)")
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == (batches + 1)
+          * batchSize
+      })
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+}
+
+@Suite struct HeartbeatTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  @Test func aHungBrokerIsDetectedByHeartbeatsAndInFlightPublishesFail() async throws {
+    let proxy = try FreezableProxy()
+    var configuration = TestBroker.configuration()
+    configuration.url = "amqp://guest:guest@127.0.0.1:\(proxy.port)/"
+    configuration.heartbeat = 1
+    configuration.publishTimeout = .seconds(30)
+    let publisher = AMQPPublisher(
+      configuration: configuration, logger: .discarding(), metrics: MetricsRegistry())
+    try await publisher.start()
+    #expect(publisher.isConnected)
+    try await publisher.publish([message("nowhere", 0)])
+
+    proxy.freeze()
+    let started = ContinuousClock.now
+    let error = await #expect(throws: AMQPError.self) {
+      try await publisher.publish([message("nowhere", 1)])
+    }
+    // librabbitmq or our own watchdog notices first; either way it is a lost connection.
+    guard case .connectionLost(let reason) = error else {
+      Issue.record("expected a lost connection, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("heartbeat"))
+    let detectedAfter = ContinuousClock.now - started
+    #expect(detectedAfter < .seconds(5))
+    #expect(!publisher.isConnected)
+
+    proxy.thaw()
+    #expect(await publisher.waitUntilConnected(timeout: .seconds(10)))
+    try await publisher.publish([message("nowhere", 2)])
+
+    await publisher.shutdown()
+    await proxy.stop()
+  }
+}

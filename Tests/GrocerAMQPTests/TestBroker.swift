@@ -1,0 +1,115 @@
+import Foundation
+import GrocerAMQP
+import GrocerCore
+import Synchronization
+import Testing
+
+/// The local broker the tests run against: found on 127.0.0.1:5672 or started with
+/// `deploy/local/rabbitmq.sh start` (which returns at once when a node already answers).
+/// Tests never stop it: other checkouts share it.
+enum TestBroker {
+  static let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  static let script = repositoryRoot.appendingPathComponent("deploy/local/rabbitmq.sh").path
+
+  /// Fast reconnects so the reconnect test does not wait long.
+  static func configuration(_ name: String = "grocer-amqp-tests") -> AMQPConfiguration {
+    AMQPConfiguration(
+      reconnectBackoff: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(500)),
+      connectionName: name, publishTimeout: .seconds(10))
+  }
+
+  private static let started: Result<Void, BrokerUnavailable> = {
+    do {
+      let (status, output) = try run(["start"])
+      return status == 0 ? .success(()) : .failure(BrokerUnavailable(output: output))
+    } catch {
+      return .failure(BrokerUnavailable(output: "\(error)"))
+    }
+  }()
+
+  struct BrokerUnavailable: Error, CustomStringConvertible {
+    var output: String
+    var description: String { "RabbitMQ is not reachable and could not be started: \(output)" }
+  }
+
+  /// Makes sure the broker runs; throws (failing the test) if it cannot.
+  static func ensureRunning() throws {
+    try started.get()
+  }
+
+  /// Runs `rabbitmqctl` against the node with the script's environment.
+  /// Runs on its own thread: `rabbitmqctl` takes a second or two, and blocking the two threads
+  /// of Swift's cooperative pool with it would stall every other test.
+  @discardableResult
+  static func ctl(_ arguments: [String]) async throws -> String {
+    let (status, output) = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<(Int32, String), any Error>) in
+      Thread { continuation.resume(with: Result { try run(["ctl"] + arguments) }) }.start()
+    }
+    guard status == 0 else { throw BrokerUnavailable(output: output) }
+    return output
+  }
+
+  /// Force-closes every broker connection whose client-provided name is `name`; returns how many.
+  static func closeConnections(named name: String) async throws -> Int {
+    // RabbitMQ 3.10 has no user_provided_name column: look for the name in client_properties.
+    let listing = try await ctl([
+      "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers",
+    ])
+    var closed = 0
+    for line in listing.split(separator: "\n") where line.contains("\"\(name)\"") {
+      guard let pid = line.split(separator: "\t").first else { continue }
+      try await ctl(["close_connection", String(pid), "closed by test"])
+      closed += 1
+    }
+    return closed
+  }
+
+  private static func run(_ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = [script] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  }
+}
+
+/// A unique name per test, so tests can run side by side on the shared broker.
+func uniqueName(_ prefix: String) -> String {
+  "test.\(prefix).\(UUID().uuidString.prefix(8).lowercased())"
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool)
+  async rethrows
+  -> Bool
+{
+  let deadline = ContinuousClock.now + timeout
+  while ContinuousClock.now < deadline {
+    if try await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+  return try await condition()
+}
+
+/// A thread-safe list that handlers append to.
+final class Recorder<Element: Sendable>: Sendable {
+  private let items = Mutex<[Element]>([])
+  func append(_ item: Element) { items.withLock { $0.append(item) } }
+  var all: [Element] { items.withLock { $0 } }
+  var count: Int { items.withLock { $0.count } }
+}
+
+func message(_ routingKey: String, _ index: Int, size: Int = 0) -> OutgoingMessage {
+  var body = Data("{\"n\":\(index)}".utf8)
+  if size > body.count { body.append(Data(repeating: UInt8(ascii: " "), count: size - body.count)) }
+  return OutgoingMessage(
+    messageID: "m-\(index)", routingKey: routingKey, type: routingKey, body: body,
+    timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), correlationID: "c-\(index)")
+}

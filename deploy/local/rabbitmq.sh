@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# A private RabbitMQ node on loopback for development and tests, run as root without systemd.
+#
+#   deploy/local/rabbitmq.sh start     start the node (returns 0 at once if one answers on the port)
+#   deploy/local/rabbitmq.sh stop      shut the node down and stop epmd
+#   deploy/local/rabbitmq.sh status    exit 0 if the AMQP port answers
+#   deploy/local/rabbitmq.sh ctl ARGS  run rabbitmqctl against the node (e.g. `ctl close_all_connections test`)
+#
+# Environment:
+#   GROCER_AMQP_PORT             AMQP port (default 5672)
+#   GROCER_RABBITMQ_DIST_PORT    Erlang distribution port (default 25672)
+#   GROCER_RABBITMQ_NODENAME     node name (default grocer@localhost)
+#   GROCER_RABBITMQ_MANAGEMENT   1 enables the management plugin on 127.0.0.1:15672 (slower start)
+#   GROCER_VAR_DIR               state folder (default <project>/var); the node lives in its rabbitmq/
+#
+# See /work/shared/PLATFORM.md: the /usr/sbin wrappers switch user, so we call the scripts in
+# /usr/lib/rabbitmq/bin directly with an environment that keeps everything in one folder.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PROJECT_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+VAR_DIR="${GROCER_VAR_DIR:-$PROJECT_ROOT/var}"
+BASE="$VAR_DIR/rabbitmq"
+BIN=/usr/lib/rabbitmq/bin
+
+PORT="${GROCER_AMQP_PORT:-5672}"
+DIST_PORT="${GROCER_RABBITMQ_DIST_PORT:-25672}"
+MANAGEMENT="${GROCER_RABBITMQ_MANAGEMENT:-0}"
+# A fixed cookie, so that `ctl` works whichever checkout started the node on this machine.
+COOKIE="grocer-local-development-cookie"
+
+export HOME="$BASE/home"
+export RABBITMQ_NODENAME="${GROCER_RABBITMQ_NODENAME:-grocer@localhost}"
+export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+export RABBITMQ_NODE_PORT="$PORT"
+export RABBITMQ_DIST_PORT="$DIST_PORT"
+export ERL_EPMD_ADDRESS=127.0.0.1
+export RABBITMQ_MNESIA_BASE="$BASE/mnesia"
+export RABBITMQ_LOG_BASE="$BASE/log"
+export RABBITMQ_CONFIG_FILE="$BASE/rabbitmq.conf"
+export RABBITMQ_ENABLED_PLUGINS_FILE="$BASE/enabled_plugins"
+export RABBITMQ_PID_FILE="$BASE/rabbitmq.pid"
+export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+
+log() { echo "rabbitmq.sh: $*" >&2; }
+
+# True if something accepts TCP connections on 127.0.0.1:$PORT.
+port_answers() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null
+}
+
+# Prints the pid from the pid file if that process is alive.
+live_pid() {
+  local pid
+  [[ -s "$RABBITMQ_PID_FILE" ]] || return 1
+  pid="$(tr -dc '0-9' <"$RABBITMQ_PID_FILE")"
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+ensure_cookie() {
+  mkdir -p "$HOME"
+  local cookie_file="$HOME/.erlang.cookie"
+  if [[ ! -f "$cookie_file" ]] || [[ "$(cat "$cookie_file")" != "$COOKIE" ]]; then
+    rm -f "$cookie_file"
+    printf '%s' "$COOKIE" >"$cookie_file"
+    chmod 400 "$cookie_file"
+  fi
+}
+
+prepare() {
+  ensure_cookie
+  mkdir -p "$RABBITMQ_MNESIA_BASE" "$RABBITMQ_LOG_BASE"
+  {
+    echo "listeners.tcp.default = 127.0.0.1:$PORT"
+    echo "loopback_users.guest = true"
+    if [[ "$MANAGEMENT" == "1" ]]; then
+      echo "management.tcp.ip = 127.0.0.1"
+      echo "management.tcp.port = 15672"
+    fi
+  } >"$RABBITMQ_CONFIG_FILE"
+  if [[ "$MANAGEMENT" == "1" ]]; then
+    echo "[rabbitmq_management]." >"$RABBITMQ_ENABLED_PLUGINS_FILE"
+  else
+    echo "[]." >"$RABBITMQ_ENABLED_PLUGINS_FILE"
+  fi
+}
+
+start() {
+  if port_answers; then
+    log "a broker already answers on 127.0.0.1:$PORT"
+    return 0
+  fi
+  prepare
+  if ! live_pid >/dev/null; then
+    rm -f "$RABBITMQ_PID_FILE"
+    log "starting $RABBITMQ_NODENAME on 127.0.0.1:$PORT (state in $BASE)"
+    "$BIN/rabbitmq-server" -detached
+  else
+    log "node process $(live_pid) is running; waiting for it"
+  fi
+  # `wait` needs the pid file, which the detached server writes shortly after starting.
+  local i
+  for i in $(seq 1 100); do
+    [[ -s "$RABBITMQ_PID_FILE" ]] && break
+    sleep 0.1
+  done
+  if ! "$BIN/rabbitmqctl" wait --timeout 60 "$RABBITMQ_PID_FILE" >/dev/null; then
+    log "the node did not start; see $RABBITMQ_LOG_BASE"
+    return 1
+  fi
+  for i in $(seq 1 50); do
+    port_answers && { log "ready"; return 0; }
+    sleep 0.1
+  done
+  log "the node runs but 127.0.0.1:$PORT does not answer; see $RABBITMQ_LOG_BASE"
+  return 1
+}
+
+stop() {
+  local pid
+  pid="$(live_pid || true)"
+  if "$BIN/rabbitmqctl" shutdown >/dev/null 2>&1; then
+    log "node stopped"
+  elif [[ -n "$pid" ]]; then
+    log "shutdown failed; terminating pid $pid"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  else
+    log "no node running"
+  fi
+  rm -f "$RABBITMQ_PID_FILE"
+  # Stop epmd only if no other Erlang node still relies on it.
+  if ! epmd -names 2>/dev/null | grep -q '^name '; then
+    epmd -kill >/dev/null 2>&1 || true
+  fi
+  return 0
+}
+
+status() {
+  if port_answers; then
+    echo "running: 127.0.0.1:$PORT answers"
+    return 0
+  fi
+  echo "not running: 127.0.0.1:$PORT does not answer"
+  return 1
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
+  *) echo "usage: $0 start|stop|status|ctl ARGS..." >&2; exit 2 ;;
+esac
