@@ -384,20 +384,38 @@ import Testing
     let batchSize = 500
     let messages = (0..<batchSize).map { message(key, $0, size: 1024) }
     try await publisher.publish(messages)  // warm-up
-    let started = ContinuousClock.now
+
+    var started = ContinuousClock.now
     for _ in 0..<batches { try await publisher.publish(messages) }
-    let elapsed = ContinuousClock.now - started
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    let rate = Double(batches * batchSize) / seconds
+    let sequential = Self.rate(batches * batchSize, since: started)
+
+    // The same number of batches, four at a time on the one connection.
+    started = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<4 {
+        group.addTask { for _ in 0..<(batches / 4) { try await publisher.publish(messages) } }
+      }
+      try await group.waitForAll()
+    }
+    let concurrent = Self.rate(batches * batchSize, since: started)
     print(
-      "confirmed publish rate: \(Int(rate)) msgs/s (\(batches) batches of \(batchSize) × 1 KB, quorum queue)")
+      "confirmed publish rate (\(batches) batches of \(batchSize) × 1 KB, quorum queue):",
+      "\(sequential) msgs/s one batch at a time, \(concurrent) msgs/s four batches at a time")
     #expect(
       try await eventually {
-        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == (batches + 1)
-          * batchSize
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue)
+          == (2 * batches + 1) * batchSize
       })
     await publisher.shutdown()
     try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+}
+
+extension BrokerTests {
+  static func rate(_ count: Int, since started: ContinuousClock.Instant) -> Int {
+    let elapsed = ContinuousClock.now - started
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Int(Double(count) / seconds)
   }
 }
 
