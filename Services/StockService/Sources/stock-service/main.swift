@@ -1,1 +1,30 @@
-print("stock-service: not yet")
+import Foundation
+import GrocerCore
+import StockService
+
+/// `stock-service` runs the service; `stock-service load-demo` loads the demo assortment into
+/// the data directory (hubs h1–h3, about 3,000 products each) and exits. Both read the same
+/// environment (GROCER_DATA_DIR, GROCER_AMQP_URL, GROCER_HTTP_PORT, GROCER_JWT_SECRET, …).
+let settings = Settings()
+let logger = Logger(
+  label: "stock-service",
+  level: Logger.Level(name: settings.string("GROCER_LOG_LEVEL", default: "info")) ?? .info)
+let configuration = StockServiceConfiguration(settings: settings)
+let arguments = CommandLine.arguments.dropFirst()
+
+do {
+  switch arguments.first {
+  case nil, "serve":
+    let app = try buildStockService(configuration: configuration, logger: logger)
+    try await app.run(logger: logger)
+  case "load-demo":
+    let loaded = try loadDemoAssortment(configuration: configuration, logger: logger)
+    print(loaded ? "demo assortment loaded" : "demo assortment already present")
+  default:
+    FileHandle.standardError.write(Data("usage: stock-service [serve | load-demo]\n".utf8))
+    exit(2)
+  }
+} catch {
+  logger.error("stock-service failed", ["error": "\(error)"])
+  exit(1)
+}

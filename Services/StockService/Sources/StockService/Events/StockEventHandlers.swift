@@ -1,0 +1,100 @@
+import Foundation
+import GrocerAMQP
+import GrocerCore
+
+/// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and
+/// `order.cancelled` release. Acked only after the effect (and its inbox row) is committed.
+struct OrderOutcomeHandler: Sendable {
+  let store: StockStore
+  let cache: StockCache
+  let consumer: String
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    let envelope: EventEnvelope
+    let decoded: (kind: OrderOutcome.Kind, outcome: OrderOutcome)?
+    do {
+      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+      decoded = try OrderOutcome.decode(envelope)
+    } catch {
+      logger.warning(
+        "undecodable order outcome dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      return .reject
+    }
+    guard let decoded else { return .ack }
+    do {
+      let movements = try store.applyOrderOutcome(
+        decoded.kind, orderId: decoded.outcome.orderId, messageID: envelope.id, consumer: consumer,
+        correlationID: envelope.correlationId)
+      cache.apply(movements)
+      return .ack
+    } catch {
+      logger.error("order outcome failed", ["error": "\(error)", "order.id": decoded.outcome.orderId])
+      return .retry
+    }
+  }
+}
+
+/// Keeps this replica's cache and hub list current from `stock.changed` and `hub.changed`,
+/// whichever replica (or this one) made the change.
+struct CacheInvalidationHandler: Sendable {
+  let cache: StockCache
+  let hubs: HubDirectory
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    do {
+      let envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+      switch envelope.type {
+      case StockEventType.stockChanged:
+        let change = try envelope.payload(as: StockChanged.self)
+        hubs.insert(change.hub)
+        cache.invalidate(hub: change.hub, sku: change.sku, sequence: envelope.sequence)
+      case StockEventType.hubChanged:
+        hubs.insert(try envelope.payload(as: HubChanged.self).hub)
+      default:
+        break
+      }
+      return .ack
+    } catch {
+      logger.warning("undecodable stock event dropped", ["error": "\(error)"])
+      return .reject
+    }
+  }
+}
+
+/// Answers reservation requests over request/reply: all-or-nothing, idempotent per order id.
+struct ReservationResponder: Sendable {
+  let store: StockStore
+  let cache: StockCache
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> Data {
+    let reply: ReservationReply
+    do {
+      let request = try JSON.decode(ReservationRequest.self, from: delivery.body)
+      do {
+        let (answer, movements) = try store.reserve(request, correlationID: delivery.correlationID)
+        cache.apply(movements)
+        reply = answer
+      } catch {
+        logger.error("reservation failed", ["error": "\(error)", "order.id": request.orderId])
+        reply = ReservationReply(
+          orderId: request.orderId, status: .rejected,
+          error: .init(code: "unavailable", detail: "the reservation could not be stored; ask again"))
+      }
+    } catch let error as DomainError {
+      reply = .rejected(orderId: "", error)
+    } catch {
+      reply = .rejected(orderId: "", .malformedJSON("\(error)"))
+    }
+    return (try? JSON.encode(reply)) ?? Data("{}".utf8)
+  }
+}
+
+extension StockCache {
+  /// Drops the entries that a local write moved (the event does the same on other replicas).
+  func apply(_ movements: [StockMovement]) {
+    for movement in movements { invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
+  }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import GrocerCore
+import GrocerHTTP
+
+/// StockService's HTTP API: the stock hot path, products, hubs and the staff writes.
+///
+/// Catalogue reads are public (the app's catalogue and a CDN may cache them); every write
+/// needs a staff token for that hub.
+struct StockController: Sendable {
+  let store: StockStore
+  let cache: StockCache
+  let hubs: HubDirectory
+  let clock: any WallClock
+  let logger: Logger
+
+  var routes: [Route] {
+    [
+      Route("GET", "/v1/hubs/{hub}/stock", .memoryFirst(stockFromMemory, otherwise: stockFromStorage)),
+      Route("GET", "/v1/hubs/{hub}/products", .async(listProducts)),
+      Route("GET", "/v1/hubs/{hub}/products/{sku}", .async(getProduct)),
+      Route("PUT", "/v1/hubs/{hub}/products/{sku}", auth: .roles([.staff]), .async(putProduct)),
+      Route("PUT", "/v1/hubs/{hub}/stock/{sku}", auth: .roles([.staff]), .async(putStock)),
+      Route("POST", "/v1/hubs/{hub}/stock/{sku}/adjustments", auth: .roles([.staff]), .async(postAdjustment)),
+      Route("GET", "/v1/hubs/{hub}", .async(getHub)),
+      Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), .async(putHub)),
+    ]
+  }
+
+  // MARK: Stock (the hot path)
+
+  /// Answers inside the transport's callback when every id is cached and fresh; nil sends the
+  /// request to `stockFromStorage` with the connection suspended.
+  @Sendable func stockFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    let hub = try request.hubParameter()
+    let skus = try Self.ids(request)
+    guard hubs.contains(hub) else { return nil }
+    let now = clock.now()
+    let lookup = cache.lookup(hub: hub, skus: skus, now: now)
+    guard lookup.isComplete else { return nil }
+    return Self.response(
+      StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive))
+  }
+
+  /// Reads the missed counts from the database, fills the cache and answers.
+  @Sendable func stockFromStorage(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    let skus = try Self.ids(request)
+    try await requireHub(hub)
+    let now = clock.now()
+    var lookup = cache.lookup(hub: hub, skus: skus, now: now)
+    if !lookup.isComplete {
+      let readAt = clock.now()
+      let rows = try store.counts(hub: hub, skus: lookup.misses)
+      cache.fill(hub: hub, rows: rows, readAt: readAt, generation: lookup.generation)
+      lookup.resolve(skus: skus, rows: rows, readAt: readAt)
+    }
+    return Self.response(
+      StockReplyWriter.reply(skus: skus, lookup: lookup, now: clock.now(), timeToLive: cache.timeToLive))
+  }
+
+  private static func ids(_ request: HTTPRequest) throws(HTTPError) -> [SKU] {
+    // A bad query parameter is malformed input: 400, whatever rule it broke.
+    do { return try StockIDs.parse(request.query["ids"]) } catch {
+      throw HTTPError.badRequest(code: error.code, detail: error.detail)
+    }
+  }
+
+  private static func response(_ reply: StockReply) -> HTTPResponse {
+    var response = HTTPResponse.json(status: 200, bytes: reply.body)
+    response.headers.add("Cache-Control", "max-age=\(reply.maxAge)")
+    return response
+  }
+
+  // MARK: Products
+
+  @Sendable func listProducts(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    try await requireHub(hub)
+    let limit: Int
+    if let text = request.query["limit"] {
+      guard let value = Int(text), (1...100).contains(value) else {
+        throw HTTPError.badRequest(
+          code: "invalidLimit", detail: "`limit` must be a whole number from 1 to 100")
+      }
+      limit = value
+    } else {
+      limit = 100
+    }
+    let after = request.query["after"]
+    if let after, !Identifier.isValid(after) {
+      throw HTTPError.badRequest(code: "invalidCursor", detail: "`after` must be a product id")
+    }
+    let items = try store.products(hub: hub, after: after, limit: limit)
+    return try .json(
+      status: 200,
+      value: ProductPage(items: items, next: items.count == limit ? items.last?.product.sku : nil))
+  }
+
+  @Sendable func getProduct(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    let sku = try request.skuParameter()
+    try await requireHub(hub)
+    guard let product = try store.product(hub: hub, sku: sku) else {
+      throw HTTPError.notFound(code: "unknownProduct", detail: "hub \(hub) has no product \(sku)")
+    }
+    return try .json(status: 200, value: product)
+  }
+
+  @Sendable func putProduct(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    let sku = try request.skuParameter()
+    _ = try request.requireStaff(of: hub)
+    let body = try request.decodeStrict(ProductUpsert.self)
+    guard let currentHub = try store.hub(hub) else { throw Self.unknownHub(hub) }
+    let product: Product
+    do { product = try body.validate(sku: sku, currency: currentHub.currency) } catch {
+      throw error.httpError
+    }
+    let (stored, created, movement) = try store.upsertProduct(
+      hub: hub, product, correlationID: request.requestID)
+    if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
+    return try .json(status: created ? 201 : 200, value: stored)
+  }
+
+  // MARK: Counts
+
+  @Sendable func putStock(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    let sku = try request.skuParameter()
+    let staff = try request.requireStaff(of: hub)
+    let body = try request.decodeStrict(StockSet.self)
+    let count: Int
+    do { count = try body.validate() } catch { throw error.httpError }
+    try await requireHub(hub)
+    return try answer(
+      store.setStock(
+        hub: hub, sku: sku, onHand: count, actor: staff.subject, correlationID: request.requestID))
+  }
+
+  @Sendable func postAdjustment(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    let sku = try request.skuParameter()
+    let staff = try request.requireStaff(of: hub)
+    let body = try request.decodeStrict(StockAdjustment.self)
+    do { try body.validate() } catch { throw error.httpError }
+    try await requireHub(hub)
+    return try answer(
+      store.adjustStock(
+        hub: hub, sku: sku, adjustment: body, actor: staff.subject, correlationID: request.requestID))
+  }
+
+  private func answer(_ result: @autoclosure () throws(StockStoreError) -> (StockedProduct, StockMovement?))
+    throws
+    -> HTTPResponse
+  {
+    let product: StockedProduct
+    let movement: StockMovement?
+    do {
+      (product, movement) = try result()
+    } catch {
+      switch error {
+      case .domain(let error): throw error.httpError
+      case .storage(let error): throw error
+      }
+    }
+    if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
+    return try .json(status: 200, value: product)
+  }
+
+  // MARK: Hubs
+
+  @Sendable func getHub(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try request.hubParameter()
+    guard let found = try store.hub(hub) else { throw Self.unknownHub(hub) }
+    return try .json(status: 200, value: HubView(hub: found, now: clock.now()))
+  }
+
+  @Sendable func putHub(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let id = try request.hubParameter()
+    _ = try request.requireStaff(of: id)
+    let body = try request.decodeStrict(HubUpsert.self)
+    let existing = try store.hub(id)
+    let hub: Hub
+    do { hub = try body.validate(hub: id, existing: existing) } catch { throw error.httpError }
+    let created = try store.upsertHub(hub, correlationID: request.requestID)
+    hubs.insert(id)
+    return try .json(status: created ? 201 : 200, value: HubView(hub: hub, now: clock.now()))
+  }
+
+  /// 404 unless the hub exists (asking the database when this replica has not heard of it).
+  private func requireHub(_ hub: HubID) async throws {
+    if hubs.contains(hub) { return }
+    guard try store.hub(hub) != nil else { throw Self.unknownHub(hub) }
+    hubs.insert(hub)
+  }
+
+  private static func unknownHub(_ hub: HubID) -> HTTPError {
+    .notFound(code: "unknownHub", detail: "there is no hub \(hub)")
+  }
+}
+
+/// One page of products: `{ items, next }`; `next` is the cursor for `after`, null at the end.
+struct ProductPage: Encodable {
+  var items: [StockedProduct]
+  var next: SKU?
+}

@@ -1,0 +1,110 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// A wired StockService: its HTTP responder (for in-process tests) and the long-running parts
+/// in start order (for `ServiceGroup`).
+public struct StockServiceApp: Sendable {
+  public let router: Router
+  public let store: StockStore
+  public let cache: StockCache
+  public let http: HTTPServer
+  /// Database relay, broker connections, consumers and HTTP, in the order they start.
+  public let services: [any LifecycleService]
+  public let metrics: MetricsRegistry
+
+  /// Runs until SIGTERM/SIGINT, then drains HTTP, consumers and the relay, in reverse order.
+  public func run(logger: Logger) async throws {
+    try await ServiceGroup(services: services, logger: logger).run()
+  }
+}
+
+/// The composition root: builds every part of StockService from its configuration.
+///
+/// Tests call it with a temporary data directory, a manual clock and sequential ids.
+public func buildStockService(
+  configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry()
+) throws -> StockServiceApp {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
+  let store = StockStore(
+    database: database, clock: clock, ids: ids, source: configuration.serviceName,
+    reservationTTL: configuration.reservationTTL)
+  let cache = StockCache(timeToLive: configuration.cacheTTL)
+  let hubs = HubDirectory()
+  hubs.replace(with: try store.hubIDs())
+
+  let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  let publisher = AMQPPublisher(
+    configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
+  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
+
+  let outcomes = OrderOutcomeHandler(
+    store: store, cache: cache, consumer: configuration.serviceName, logger: logger)
+  let outcomeConsumer = AMQPConsumer(
+    configuration: amqp.named("\(configuration.serviceName)-orders"),
+    queue: QueueSpec(name: configuration.serviceName, bindingKeys: StockEventType.orderOutcomes),
+    logger: logger, metrics: metrics, handler: outcomes.handle)
+
+  let invalidation = CacheInvalidationHandler(cache: cache, hubs: hubs, logger: logger)
+  let cacheConsumer = AMQPConsumer(
+    configuration: amqp.named("\(configuration.serviceName)-cache"),
+    queue: QueueSpec(
+      name: "\(configuration.serviceName).cache.\(configuration.replicaID)",
+      bindingKeys: [StockEventType.stockChanged, StockEventType.hubChanged], kind: .transient),
+    prefetch: 500, logger: logger, metrics: metrics, handler: invalidation.handle,
+    onConnected: {
+      // Events sent while this replica was not listening are lost to it: start cold.
+      cache.removeAll()
+      logger.info("stock cache emptied after (re)connecting to the broker")
+    })
+
+  let reservations = ReservationResponder(store: store, cache: cache, logger: logger)
+  let rpcServer = AMQPRPCServer(
+    configuration: amqp.named("\(configuration.serviceName)-reservations"),
+    queue: configuration.reservationQueue, logger: logger, handler: reservations.handle)
+
+  let sweeper = ReservationSweeper(
+    store: store, cache: cache, interval: .milliseconds(Int(configuration.reservationSweepInterval * 1000)),
+    logger: logger)
+
+  let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
+  var router = Router(
+    middleware: [
+      RequestIDMiddleware(ids: ids), AuthMiddleware(verifier: verifier, logger: logger),
+      MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
+    ], logger: logger)
+  router.add(StockController(store: store, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
+  router.addOperationalRoutes(registry: metrics) {
+    [
+      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "broker": publisher.isConnected,
+    ]
+  }
+  let http = HTTPServer(
+    configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8081),
+    responder: router, logger: logger)
+
+  return StockServiceApp(
+    router: router, store: store, cache: cache, http: http,
+    services: [publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, sweeper, http], metrics: metrics)
+}
+
+/// Loads the demo assortment into the service's database unless it is there already; its
+/// `hub.changed`/`stock.changed` events wait in the outbox until the service runs.
+public func loadDemoAssortment(
+  configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  ids: any IDGenerator = RandomIDs()
+) throws -> Bool {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
+  defer { database.close() }
+  let store = StockStore(
+    database: database, clock: clock, ids: ids, source: configuration.serviceName,
+    reservationTTL: configuration.reservationTTL)
+  return try store.loadDemo(DemoAssortment.generate())
+}

@@ -1,0 +1,35 @@
+import Foundation
+import GrocerCore
+
+/// Everything StockService reads from its environment, with working local defaults.
+public struct StockServiceConfiguration: Sendable {
+  /// Name used as the events' `source`, the durable queue's name and the log label.
+  public var serviceName = "stock-service"
+  /// A name unique to this process among the replicas (its cache-invalidation queue's name).
+  public var replicaID: String
+  public var dataDirectory: String
+  public var jwtSecret: String
+  /// How long a stock count may be served from memory.
+  public var cacheTTL: TimeInterval = 30
+  /// How long a reservation holds stock when no order outcome arrives.
+  public var reservationTTL: TimeInterval = 600
+  /// How often expired reservations are looked for.
+  public var reservationSweepInterval: TimeInterval = 5
+  /// The request/reply queue reservations are asked on.
+  public var reservationQueue = "stock.reservations"
+  public var settings: Settings
+
+  public init(settings: Settings = Settings()) {
+    self.settings = settings
+    dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
+    jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
+    cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)
+    reservationTTL = settings.double("GROCER_RESERVATION_TTL", default: reservationTTL)
+    reservationSweepInterval = settings.double(
+      "GROCER_RESERVATION_SWEEP_INTERVAL", default: reservationSweepInterval)
+    replicaID = settings.string(
+      "GROCER_REPLICA_ID", default: "\(ProcessInfo.processInfo.hostName)-\(getpid())")
+  }
+
+  var databasePath: String { dataDirectory + "/stock.sqlite" }
+}

@@ -1,0 +1,400 @@
+import Foundation
+import GrocerCore
+import GrocerStorage
+
+/// A product as stored: its catalogue fields, what is available now and its version.
+public struct StockedProduct: Hashable, Sendable, Encodable {
+  public var hub: HubID
+  public var product: Product
+  /// On hand minus what open reservations hold.
+  public var available: Int
+  /// Rises by one on every change of count or price: the `sequence` of its `stock.changed`.
+  public var version: Int64
+
+  enum CodingKeys: String, CodingKey { case sku, name, price, deposit, unitPrice, available }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(product.sku, forKey: .sku)
+    try container.encode(product.name, forKey: .name)
+    try container.encode(product.price, forKey: .price)
+    try container.encodeIfPresent(product.deposit, forKey: .deposit)
+    try container.encodeIfPresent(product.unitPrice, forKey: .unitPrice)
+    try container.encode(available, forKey: .available)
+  }
+}
+
+/// A count that moved, for the local cache (the event does the same for other replicas).
+public struct StockMovement: Hashable, Sendable {
+  public var hub: HubID
+  public var sku: SKU
+  public var version: Int64
+}
+
+/// StockService's SQLite storage: hubs, products, counts and reservations.
+///
+/// Every change of count, price or hours writes its `stock.changed` / `hub.changed` event to the
+/// outbox in the same transaction, so no change is ever published without being stored, or
+/// stored without being published.
+public final class StockStore: Sendable {
+  let database: SQLiteDatabase
+  private let clock: any WallClock
+  private let ids: any IDGenerator
+  private let source: String
+  private let reservationTTL: TimeInterval
+
+  public init(
+    database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, source: String,
+    reservationTTL: TimeInterval
+  ) {
+    self.database = database
+    self.clock = clock
+    self.ids = ids
+    self.source = source
+    self.reservationTTL = reservationTTL
+  }
+
+  // MARK: Reads
+
+  public func hub(_ id: HubID) throws -> Hub? {
+    try database.read { db in
+      try db.queryOne("SELECT body FROM hubs WHERE id = ?", id).map { row in
+        try JSON.decode(Hub.self, from: row.data(0))
+      }
+    }
+  }
+
+  public func hubIDs() throws -> Set<HubID> {
+    try database.read { db in Set(try db.query("SELECT id FROM hubs").map { try $0.string(0) }) }
+  }
+
+  public func product(hub: HubID, sku: SKU) throws -> StockedProduct? {
+    try database.read { db in try Self.product(hub: hub, sku: sku, in: db) }
+  }
+
+  /// A page of products in SKU order, starting after `after`.
+  public func products(hub: HubID, after: SKU?, limit: Int) throws -> [StockedProduct] {
+    try database.read { db in
+      try db.query(
+        "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku > ? ORDER BY sku LIMIT ?",
+        hub, after ?? "", limit
+      ).map { try Self.stockedProduct($0) }
+    }
+  }
+
+  /// Available counts and versions of `skus` at `hub`; unknown SKUs have no row.
+  public func counts(hub: HubID, skus: [SKU]) throws -> [StockRow] {
+    guard !skus.isEmpty else { return [] }
+    let placeholders = Array(repeating: "?", count: skus.count).joined(separator: ",")
+    return try database.read { db in
+      try db.query(
+        "SELECT sku, on_hand - held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
+        bindings: [hub] + skus
+      ).map { StockRow(sku: try $0.string(0), count: max(0, try $0.int(1)), sequence: try $0.int64(2)) }
+    }
+  }
+
+  // MARK: Staff writes
+
+  /// Creates or replaces a hub; publishes `hub.changed`. Returns whether it was created.
+  @discardableResult
+  public func upsertHub(_ hub: Hub, correlationID: String?) throws -> Bool {
+    try database.write { db in
+      let existing = try db.queryOne("SELECT body, version FROM hubs WHERE id = ?", hub.id)
+      if let existing, try JSON.decode(Hub.self, from: existing.data(0)) == hub { return false }
+      let version = (try existing?.int64(1) ?? 0) + 1
+      try db.execute(
+        """
+        INSERT INTO hubs (id, body, version, updated_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET body = excluded.body, version = excluded.version,
+          updated_at = excluded.updated_at
+        """, hub.id, try JSON.encode(hub), version, clock.now().timeIntervalSince1970)
+      try Outbox.append(
+        HubChanged(hub: hub).envelope(
+          id: ids.next(), occurredAt: clock.now(), correlationId: correlationID, version: version),
+        in: db)
+      return existing == nil
+    }
+  }
+
+  /// Creates or changes a product's catalogue fields; publishes `stock.changed` when anything
+  /// changed. Returns the product and whether it was created.
+  public func upsertProduct(hub: HubID, _ product: Product, correlationID: String?) throws -> (
+    StockedProduct, created: Bool, movement: StockMovement?
+  ) {
+    try database.write { db in
+      if let current = try Self.product(hub: hub, sku: product.sku, in: db) {
+        guard current.product != product else { return (current, false, nil) }
+        try db.execute(
+          """
+          UPDATE products SET name = ?, price = ?, deposit = ?, unit_price = ?, version = version + 1,
+            updated_at = ? WHERE hub = ? AND sku = ?
+          """, product.name, product.price.minorUnits, product.deposit?.minorUnits,
+          try product.unitPrice.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
+          clock.now().timeIntervalSince1970, hub, product.sku)
+        let changed = try publishStockChanged(
+          hub: hub, sku: product.sku, reason: "productChanged", correlationID, db)
+        return (changed, false, StockMovement(hub: hub, sku: product.sku, version: changed.version))
+      }
+      try db.execute(
+        """
+        INSERT INTO products (hub, sku, name, currency, price, deposit, unit_price, on_hand, held, version, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, 0, 0, 1, ?)
+        """, hub, product.sku, product.name, product.price.currency, product.price.minorUnits,
+        product.deposit?.minorUnits,
+        try product.unitPrice.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
+        clock.now().timeIntervalSince1970)
+      let created = try publishStockChanged(
+        hub: hub, sku: product.sku, reason: "productCreated", correlationID, db)
+      return (created, true, StockMovement(hub: hub, sku: product.sku, version: created.version))
+    }
+  }
+
+  /// Sets the on-hand count after a stock take (what is held stays held).
+  public func setStock(hub: HubID, sku: SKU, onHand: Int, actor: String, correlationID: String?)
+    throws(StockStoreError)
+    -> (StockedProduct, StockMovement?)
+  {
+    try changeCount(hub: hub, sku: sku, reason: "stockTake", actor: actor, correlationID: correlationID) {
+      _ in
+      onHand
+    }
+  }
+
+  /// Applies a signed adjustment to the on-hand count.
+  public func adjustStock(
+    hub: HubID, sku: SKU, adjustment: StockAdjustment, actor: String, correlationID: String?
+  ) throws(StockStoreError) -> (StockedProduct, StockMovement?) {
+    try changeCount(
+      hub: hub, sku: sku, reason: adjustment.reason.rawValue, actor: actor, correlationID: correlationID
+    ) { current throws(DomainError) in
+      try adjustment.apply(to: current)
+    }
+  }
+
+  private func changeCount(
+    hub: HubID, sku: SKU, reason: String, actor: String, correlationID: String?,
+    _ next: (Int) throws(DomainError) -> Int
+  ) throws(StockStoreError) -> (StockedProduct, StockMovement?) {
+    do {
+      return try database.write { db in
+        guard let row = try db.queryOne("SELECT on_hand FROM products WHERE hub = ? AND sku = ?", hub, sku)
+        else { throw StockStoreError.domain(.unknownProduct(sku)) }
+        let current = try row.int(0)
+        let target: Int
+        do throws(DomainError) { target = try next(current) } catch { throw StockStoreError.domain(error) }
+        guard target != current else {
+          return (try Self.product(hub: hub, sku: sku, in: db)!, nil)
+        }
+        try db.execute(
+          "UPDATE products SET on_hand = ?, version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
+          target, clock.now().timeIntervalSince1970, hub, sku)
+        try db.execute(
+          "INSERT INTO stock_adjustments (hub, sku, delta, reason, actor, at) VALUES (?, ?, ?, ?, ?, ?)",
+          hub, sku, target - current, reason, actor, clock.now().timeIntervalSince1970)
+        let changed = try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db)
+        return (changed, StockMovement(hub: hub, sku: sku, version: changed.version))
+      }
+    } catch let error as StockStoreError {
+      throw error
+    } catch {
+      throw .storage(error)
+    }
+  }
+
+  // MARK: Reservations
+
+  /// Decides a reservation request all-or-nothing and, when it holds, stores it with the
+  /// counts it takes out of availability (publishing their `stock.changed`), in one transaction.
+  public func reserve(_ request: ReservationRequest, correlationID: String?) throws -> (
+    ReservationReply, [StockMovement]
+  ) {
+    let now = clock.now()
+    return try database.write { db in
+      var movements = try releaseExpired(hub: request.hub, now: now, correlationID: correlationID, db)
+      let existing = try db.queryOne(
+        "SELECT hub, lines, status, created_at, expires_at FROM reservations WHERE order_id = ?",
+        request.orderId
+      ).map { row in
+        Reservation(
+          orderId: request.orderId, hub: try row.string(0),
+          lines: try JSON.decode([ReservationLine].self, from: row.data(1)),
+          state: Reservation.State(rawValue: try row.string(2)) ?? .released,
+          createdAt: Date(timeIntervalSince1970: try row.double(3)),
+          expiresAt: Date(timeIntervalSince1970: try row.double(4)))
+      }
+      var available: [SKU: Int] = [:]
+      for line in request.lines {
+        if let row = try db.queryOne(
+          "SELECT on_hand - held FROM products WHERE hub = ? AND sku = ?", request.hub, line.sku)
+        {
+          available[line.sku] = max(0, try row.int(0))
+        }
+      }
+      let decision = ReservationRules.decide(
+        request, existing: existing, available: available, now: now, timeToLive: reservationTTL)
+      guard case .hold(let reservation, _) = decision else { return (decision.reply, movements) }
+      try db.execute(
+        "INSERT INTO reservations (order_id, hub, lines, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+        reservation.orderId, reservation.hub, try JSON.encode(reservation.lines), reservation.state.rawValue,
+        reservation.createdAt.timeIntervalSince1970, reservation.expiresAt.timeIntervalSince1970)
+      for line in reservation.lines {
+        try db.execute(
+          "INSERT INTO reservation_lines (order_id, sku, quantity) VALUES (?, ?, ?)",
+          reservation.orderId, line.sku, line.quantity)
+        movements.append(
+          try moveHeld(
+            hub: reservation.hub, sku: line.sku, by: line.quantity, reason: "reserved", correlationID, db))
+      }
+      return (decision.reply, movements)
+    }
+  }
+
+  /// Applies an order outcome once (the inbox keeps redeliveries from acting twice):
+  /// `order.confirmed` commits the reservation, `order.declined`/`order.cancelled` release it.
+  public func applyOrderOutcome(
+    _ kind: OrderOutcome.Kind, orderId: String, messageID: String, consumer: String, correlationID: String?
+  ) throws -> [StockMovement] {
+    try database.write { db in
+      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: clock.now(), in: db) else {
+        return []
+      }
+      guard
+        let row = try db.queryOne(
+          "SELECT hub, status FROM reservations WHERE order_id = ?", orderId),
+        try row.string(1) == Reservation.State.held.rawValue
+      else { return [] }
+      let hub = try row.string(0)
+      let committed = kind == .confirmed
+      return try finish(
+        orderId: orderId, hub: hub, as: committed ? .committed : .released,
+        reason: committed ? "orderConfirmed" : "orderReleased", correlationID, db)
+    }
+  }
+
+  /// Releases every held reservation past its expiry; returns the counts that moved.
+  public func releaseExpired() throws -> [StockMovement] {
+    let now = clock.now()
+    return try database.write { db in try releaseExpired(hub: nil, now: now, correlationID: nil, db) }
+  }
+
+  private func releaseExpired(hub: HubID?, now: Date, correlationID: String?, _ db: SQLiteConnection) throws
+    -> [StockMovement]
+  {
+    let rows = try db.query(
+      "SELECT order_id, hub FROM reservations WHERE status = 'held' AND expires_at <= ?"
+        + (hub == nil ? "" : " AND hub = ?"),
+      bindings: hub.map { [now.timeIntervalSince1970, $0] } ?? [now.timeIntervalSince1970])
+    var movements: [StockMovement] = []
+    for row in rows {
+      movements += try finish(
+        orderId: try row.string(0), hub: try row.string(1), as: .released, reason: "reservationExpired",
+        correlationID, db)
+    }
+    return movements
+  }
+
+  private func finish(
+    orderId: String, hub: HubID, as state: Reservation.State, reason: String, _ correlationID: String?,
+    _ db: SQLiteConnection
+  ) throws -> [StockMovement] {
+    try db.execute(
+      "UPDATE reservations SET status = ?, finished_at = ? WHERE order_id = ?", state.rawValue,
+      clock.now().timeIntervalSince1970, orderId)
+    var movements: [StockMovement] = []
+    for line in try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId) {
+      let sku = try line.string(0)
+      let quantity = try line.int(1)
+      if state == .committed {
+        // The goods leave: on hand and held both go down; what is available does not move,
+        // but the version does, so caches and carts see the new on-hand count's event.
+        try db.execute(
+          """
+          UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
+            updated_at = ? WHERE hub = ? AND sku = ?
+          """, quantity, quantity, clock.now().timeIntervalSince1970, hub, sku)
+        let changed = try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db)
+        movements.append(StockMovement(hub: hub, sku: sku, version: changed.version))
+      } else {
+        movements.append(try moveHeld(hub: hub, sku: sku, by: -quantity, reason: reason, correlationID, db))
+      }
+    }
+    return movements
+  }
+
+  private func moveHeld(
+    hub: HubID, sku: SKU, by quantity: Int, reason: String, _ correlationID: String?, _ db: SQLiteConnection
+  ) throws -> StockMovement {
+    try db.execute(
+      "UPDATE products SET held = MAX(0, held + ?), version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
+      quantity, clock.now().timeIntervalSince1970, hub, sku)
+    let changed = try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db)
+    return StockMovement(hub: hub, sku: sku, version: changed.version)
+  }
+
+  // MARK: Demo
+
+  /// Loads the demo assortment unless its hubs exist already. Returns whether it loaded.
+  public func loadDemo(_ demo: DemoAssortment) throws -> Bool {
+    if try !hubIDs().isDisjoint(with: demo.hubs.map(\.id)) { return false }
+    for hub in demo.hubs { try upsertHub(hub, correlationID: "demo") }
+    for hub in demo.hubs {
+      try database.write { db in
+        let now = clock.now().timeIntervalSince1970
+        for product in demo.products {
+          try db.execute(
+            """
+            INSERT INTO products (hub, sku, name, currency, price, deposit, unit_price, on_hand, held, version, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 1, ?)
+            """, hub.id, product.sku, product.name, product.price.currency, product.price.minorUnits,
+            product.deposit?.minorUnits,
+            try product.unitPrice.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
+            demo.counts[hub.id]?[product.sku] ?? 0, now)
+          _ = try publishStockChanged(hub: hub.id, sku: product.sku, reason: "demoLoaded", "demo", db)
+        }
+      }
+    }
+    return true
+  }
+
+  // MARK: Helpers
+
+  private func publishStockChanged(
+    hub: HubID, sku: SKU, reason: String, _ correlationID: String?, _ db: SQLiteConnection
+  ) throws -> StockedProduct {
+    guard let current = try Self.product(hub: hub, sku: sku, in: db) else {
+      throw StockStoreError.domain(.unknownProduct(sku))
+    }
+    let event = StockChanged(hub: hub, product: current.product, available: current.available, reason: reason)
+    try Outbox.append(
+      event.envelope(
+        id: ids.next(), occurredAt: clock.now(), correlationId: correlationID, version: current.version),
+      in: db)
+    return current
+  }
+
+  static let productColumns = "hub, sku, name, price, deposit, unit_price, on_hand - held, version, currency"
+
+  static func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> StockedProduct? {
+    try db.queryOne(
+      "SELECT \(productColumns) FROM products WHERE hub = ? AND sku = ?", hub, sku
+    ).map(stockedProduct)
+  }
+
+  static func stockedProduct(_ row: SQLRow) throws -> StockedProduct {
+    let currency = try row.string(8)
+    let product = Product(
+      sku: try row.string(1), name: try row.string(2),
+      price: Money(minorUnits: try row.int(3), currency: currency),
+      deposit: try row.optionalInt(4).map { Money(minorUnits: $0, currency: currency) },
+      unitPrice: try row.optionalString(5).map { try JSON.decode(UnitPrice.self, from: Data($0.utf8)) })
+    return StockedProduct(
+      hub: try row.string(0), product: product, available: max(0, try row.int(6)), version: try row.int64(7))
+  }
+}
+
+/// Why a store operation was refused: a rule (shown to the caller) or storage trouble (a 500/503).
+public enum StockStoreError: Error {
+  case domain(DomainError)
+  case storage(any Error)
+}
