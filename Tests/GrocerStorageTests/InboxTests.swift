@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct InboxTests {
   static let effects = Migration(
-    version: 1, name: "effects", sql: "CREATE TABLE effects (message_id TEXT NOT NULL, amount INTEGER NOT NULL)")
+    version: 1, name: "effects",
+    sql: "CREATE TABLE effects (message_id TEXT NOT NULL, amount INTEGER NOT NULL)")
   let now = Date(timeIntervalSince1970: 1_790_000_000)
 
   @Test func aMessageIsClaimedOncePerConsumer() throws {
@@ -21,7 +22,8 @@ import Testing
       ]
     }
     #expect(results == [true, false, true])
-    #expect(try database.write { try Inbox.claim(messageID: "m1", consumer: "orders", at: now, in: $0) } == false)
+    #expect(
+      try database.write { try Inbox.claim(messageID: "m1", consumer: "orders", at: now, in: $0) } == false)
   }
 
   @Test func aRedeliveredMessageHasNoSecondEffect() throws {
@@ -68,7 +70,8 @@ import Testing
     defer { temp.remove() }
     let database = try temp.open()
     try database.write { connection in
-      _ = try Inbox.claim(messageID: "old", consumer: "c", at: now.addingTimeInterval(-90_000), in: connection)
+      _ = try Inbox.claim(
+        messageID: "old", consumer: "c", at: now.addingTimeInterval(-90_000), in: connection)
       _ = try Inbox.claim(messageID: "new", consumer: "c", at: now, in: connection)
     }
     let removed = try database.write { try Inbox.purge(olderThan: now.addingTimeInterval(-86_400), in: $0) }

@@ -131,7 +131,8 @@ import Testing
     #expect(try database.read { try Outbox.backlog(in: $0) } == total - 20)
     let publisher = RecordingPublisher()
     let relay = OutboxRelay(
-      database: database, publisher: publisher, batchSize: 10, logger: .discarding(), metrics: MetricsRegistry())
+      database: database, publisher: publisher, batchSize: 10, logger: .discarding(),
+      metrics: MetricsRegistry())
     try await relay.start()
     #expect(await eventually { publisher.published.count == total - 20 })
     await relay.shutdown()

@@ -16,18 +16,23 @@ import Testing
     let migrations = [
       Migration(version: 1, name: "create", sql: "CREATE TABLE log (step TEXT)"),
       Migration(version: 2, name: "first", sql: "INSERT INTO log VALUES ('two')"),
-      Migration(version: 5, name: "second", sql: "INSERT INTO log VALUES ('five'); INSERT INTO log VALUES ('five.b')"),
+      Migration(
+        version: 5, name: "second", sql: "INSERT INTO log VALUES ('five'); INSERT INTO log VALUES ('five.b')"),
     ]
     let database = try temp.open(migrations: migrations)
     #expect(try database.schemaVersion() == 5)
-    let steps = try database.read { try $0.query("SELECT step FROM log ORDER BY rowid").map { try $0.string(0) } }
+    let steps = try database.read {
+      try $0.query("SELECT step FROM log ORDER BY rowid").map { try $0.string(0) }
+    }
     #expect(steps == ["two", "five", "five.b"])
     database.close()
 
     let extended = migrations + [Migration(version: 6, name: "third", sql: "INSERT INTO log VALUES ('six')")]
     let reopened = try temp.open(migrations: extended)
     #expect(try reopened.schemaVersion() == 6)
-    let after = try reopened.read { try $0.query("SELECT step FROM log ORDER BY rowid").map { try $0.string(0) } }
+    let after = try reopened.read {
+      try $0.query("SELECT step FROM log ORDER BY rowid").map { try $0.string(0) }
+    }
     #expect(after == ["two", "five", "five.b", "six"])
   }
 
@@ -82,7 +87,9 @@ import Testing
     #expect(foreignKeys == 1)
     #expect(synchronous == 2)  // FULL
     let tables = try database.read {
-      try $0.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { try $0.string(0) }
+      try $0.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map {
+        try $0.string(0)
+      }
     }
     #expect(tables.contains("outbox") && tables.contains("inbox"))
   }
@@ -137,7 +144,9 @@ import Testing
     #expect {
       try database.write { try $0.execute("INSERT INTO items (name) VALUES (?)", "apple") }
     } throws: { error in
-      guard let error = error as? StorageError, case .constraint(let code, let message) = error else { return false }
+      guard let error = error as? StorageError, case .constraint(let code, let message) = error else {
+        return false
+      }
       return error.isConstraintViolation && code == 2067 && message.contains("UNIQUE")
     }
     #expect {
@@ -179,7 +188,8 @@ import Testing
     }
     #expect(prepares == 1)
     let names = try database.read { connection in
-      try (0..<3).map { _ in try connection.queryOne("SELECT name FROM items WHERE id = ?", 7)!.string("name") }
+      try (0..<3).map { _ in try connection.queryOne("SELECT name FROM items WHERE id = ?", 7)!.string("name")
+      }
     }
     #expect(names == ["item-6", "item-6", "item-6"])
   }
@@ -188,14 +198,17 @@ import Testing
     let temp = TemporaryDatabase()
     defer { temp.remove() }
     let database = try temp.open(migrations: [
-      Migration(version: 1, name: "values", sql: "CREATE TABLE v (i INTEGER, r REAL, t TEXT, b BLOB, n TEXT, f INTEGER)")
+      Migration(
+        version: 1, name: "values",
+        sql: "CREATE TABLE v (i INTEGER, r REAL, t TEXT, b BLOB, n TEXT, f INTEGER)")
     ])
     let absent: String? = nil
     let row = try database.write { connection -> SQLRow in
       try connection.execute(
         "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 2.5, "", Data(), absent, true)
       try connection.execute(
-        "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", 7, 0.25, "héllo ✓", [UInt8]([0, 1, 255]), SQLValue.null, false)
+        "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", 7, 0.25, "héllo ✓", [UInt8]([0, 1, 255]), SQLValue.null,
+        false)
       #expect(connection.changes == 1)
       #expect(connection.lastInsertRowID == 2)
       return try connection.queryOne("SELECT * FROM v WHERE rowid = 1")!
@@ -273,7 +286,9 @@ import Testing
     try await withThrowingTaskGroup(of: Void.self) { group in
       for number in 0..<50 {
         group.addTask {
-          try await database.writeAsync { try $0.execute("INSERT INTO items (name) VALUES (?)", "n\(number)") }
+          try await database.writeAsync {
+            try $0.execute("INSERT INTO items (name) VALUES (?)", "n\(number)")
+          }
           _ = try await database.readAsync { try $0.queryOne("SELECT count(*) FROM items")!.int(0) }
         }
       }
