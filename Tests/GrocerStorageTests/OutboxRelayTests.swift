@@ -161,4 +161,20 @@ import Testing
     // Duplicates, same ids: the consumer's inbox absorbs them.
     #expect(second.published.map(\.messageID) == first.published.map(\.messageID))
   }
+
+  @Test func shutdownDuringABackOffReturnsPromptlyAndKeepsTheRows() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.stockTable])
+    for number in 0..<3 { try Self.changeStock(database, number) }
+    let publisher = RecordingPublisher(failures: .max)
+    let relay = OutboxRelay(
+      database: database, publisher: publisher, logger: .discarding(), metrics: MetricsRegistry())
+    try await relay.start()
+    #expect(await eventually { publisher.calls >= 2 })  // now in a 200 ms (or longer) back-off
+    let started = ContinuousClock.now
+    await relay.shutdown()
+    #expect(ContinuousClock.now - started < .milliseconds(150))
+    #expect(try database.read { try Outbox.backlog(in: $0) } == 3)
+  }
 }
