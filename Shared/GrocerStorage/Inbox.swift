@@ -8,7 +8,9 @@ import Foundation
 public enum Inbox {
   /// Records `messageID` as processed by `consumer`. True the first time, false when it was
   /// already processed (the caller then skips the effect and just acks).
-  public static func claim(messageID: String, consumer: String, at date: Date, in connection: SQLiteConnection)
+  public static func claim(
+    messageID: String, consumer: String, at date: Date, in connection: SQLiteConnection
+  )
     throws -> Bool
   {
     try connection.execute(

@@ -142,7 +142,8 @@ public final class OutboxRelay: LifecycleService {
         typeCounters[type] = counter
         counter.increment()
       }
-      logger.debug("outbox batch published", ["outbox.batch": "\(batch.count)", "outbox.last": "\(last.seq)"])
+      logger.debug(
+        "outbox batch published", ["outbox.batch": "\(batch.count)", "outbox.last": "\(last.seq)"])
     }
     logger.info("outbox relay stopped")
   }

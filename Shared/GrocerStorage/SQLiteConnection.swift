@@ -184,7 +184,8 @@ public final class SQLiteConnection {
         rc = sqlite3_bind_zeroblob(statement, index, 0)
       } else {
         rc = bytes.withUnsafeBytes { buffer in
-          sqlite3_bind_blob(statement, index, buffer.baseAddress, Int32(buffer.count), grocer_sqlite_transient())
+          sqlite3_bind_blob(
+            statement, index, buffer.baseAddress, Int32(buffer.count), grocer_sqlite_transient())
         }
       }
     }

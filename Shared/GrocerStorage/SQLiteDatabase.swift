@@ -229,7 +229,10 @@ public final class SQLiteDatabase: Sendable {
       } catch let error as StorageError {
         logger.error(
           "migration failed",
-          ["migration.version": "\(migration.version)", "migration.name": migration.name, "error": "\(error)"])
+          [
+            "migration.version": "\(migration.version)", "migration.name": migration.name,
+            "error": "\(error)",
+          ])
         throw StorageError.migration(version: migration.version, name: migration.name, underlying: error)
       }
       logger.info(
