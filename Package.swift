@@ -35,16 +35,22 @@ let package = Package(
       name: "stock-service", dependencies: ["StockService", "GrocerCore"],
       path: "Services/StockService/Sources/stock-service"),
 
-    // Tests.
+    // Tests: helpers shared by the test targets (the broker fixture, polling).
+    .target(
+      name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
     .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
     .testTarget(name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
-    .testTarget(name: "GrocerAMQPTests", dependencies: ["GrocerAMQP", "GrocerCore"], path: "Tests/GrocerAMQPTests"),
+    .testTarget(
+      name: "GrocerAMQPTests", dependencies: ["GrocerAMQP", "GrocerCore", "GrocerTestSupport"],
+      path: "Tests/GrocerAMQPTests"),
     .testTarget(
       name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"], path: "Tests/GrocerStorageTests"),
     .testTarget(name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
     .testTarget(
       name: "StockServiceTests",
-      dependencies: ["StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      dependencies: [
+        "StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport",
+      ],
       path: "Tests/StockServiceTests"),
   ],
   swiftLanguageModes: [.v6]

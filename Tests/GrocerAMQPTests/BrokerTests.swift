@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerTestSupport
 import Testing
 
 /// Tests against the real local RabbitMQ (see `TestBroker`).

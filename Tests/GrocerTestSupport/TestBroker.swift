@@ -7,13 +7,13 @@ import Testing
 /// The local broker the tests run against: found on 127.0.0.1:5672 or started with
 /// `deploy/local/rabbitmq.sh start` (which returns at once when a node already answers).
 /// Tests never stop it: other checkouts share it.
-enum TestBroker {
-  static let repositoryRoot = URL(fileURLWithPath: #filePath)
+public enum TestBroker {
+  public static let repositoryRoot = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-  static let script = repositoryRoot.appendingPathComponent("deploy/local/rabbitmq.sh").path
+  public static let script = repositoryRoot.appendingPathComponent("deploy/local/rabbitmq.sh").path
 
   /// Fast reconnects so the reconnect test does not wait long.
-  static func configuration(_ name: String = "grocer-amqp-tests") -> AMQPConfiguration {
+  public static func configuration(_ name: String = "grocer-amqp-tests") -> AMQPConfiguration {
     AMQPConfiguration(
       reconnectBackoff: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(500)),
       connectionName: name, publishTimeout: .seconds(10))
@@ -28,13 +28,13 @@ enum TestBroker {
     }
   }()
 
-  struct BrokerUnavailable: Error, CustomStringConvertible {
-    var output: String
-    var description: String { "RabbitMQ is not reachable and could not be started: \(output)" }
+  public struct BrokerUnavailable: Error, CustomStringConvertible {
+    public var output: String
+    public var description: String { "RabbitMQ is not reachable and could not be started: \(output)" }
   }
 
   /// Makes sure the broker runs; throws (failing the test) if it cannot.
-  static func ensureRunning() throws {
+  public static func ensureRunning() throws {
     try started.get()
   }
 
@@ -42,7 +42,7 @@ enum TestBroker {
   /// Runs on its own thread: `rabbitmqctl` takes a second or two, and blocking the two threads
   /// of Swift's cooperative pool with it would stall every other test.
   @discardableResult
-  static func ctl(_ arguments: [String]) async throws -> String {
+  public static func ctl(_ arguments: [String]) async throws -> String {
     let (status, output) = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<(Int32, String), any Error>) in
       Thread { continuation.resume(with: Result { try run(["ctl"] + arguments) }) }.start()
@@ -52,7 +52,7 @@ enum TestBroker {
   }
 
   /// Force-closes every broker connection whose client-provided name is `name`; returns how many.
-  static func closeConnections(named name: String) async throws -> Int {
+  public static func closeConnections(named name: String) async throws -> Int {
     // RabbitMQ 3.10 has no user_provided_name column: look for the name in client_properties.
     let listing = try await ctl([
       "list_connections", "pid", "client_properties", "--quiet", "--no-table-headers",
@@ -81,12 +81,12 @@ enum TestBroker {
 }
 
 /// A unique name per test, so tests can run side by side on the shared broker.
-func uniqueName(_ prefix: String) -> String {
+public func uniqueName(_ prefix: String) -> String {
   "test.\(prefix).\(UUID().uuidString.prefix(8).lowercased())"
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool)
+public func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () async throws -> Bool)
   async rethrows
   -> Bool
 {
@@ -99,14 +99,15 @@ func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () asyn
 }
 
 /// A thread-safe list that handlers append to.
-final class Recorder<Element: Sendable>: Sendable {
+public final class Recorder<Element: Sendable>: Sendable {
   private let items = Mutex<[Element]>([])
-  func append(_ item: Element) { items.withLock { $0.append(item) } }
-  var all: [Element] { items.withLock { $0 } }
-  var count: Int { items.withLock { $0.count } }
+  public init() {}
+  public func append(_ item: Element) { items.withLock { $0.append(item) } }
+  public var all: [Element] { items.withLock { $0 } }
+  public var count: Int { items.withLock { $0.count } }
 }
 
-func message(_ routingKey: String, _ index: Int, size: Int = 0) -> OutgoingMessage {
+public func message(_ routingKey: String, _ index: Int, size: Int = 0) -> OutgoingMessage {
   var body = Data("{\"n\":\(index)}".utf8)
   if size > body.count { body.append(Data(repeating: UInt8(ascii: " "), count: size - body.count)) }
   return OutgoingMessage(
