@@ -82,7 +82,8 @@ public func buildStockService(
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
-      "broker": publisher.isConnected,
+      "broker": publisher.isConnected && outcomeConsumer.isConnected && cacheConsumer.isConnected
+        && rpcServer.isConnected,
     ]
   }
   let http = HTTPServer(
