@@ -64,7 +64,7 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     self.mandatory = mandatory
     self.logger = logger
     self.published = metrics.counter(
-      "events_published_total", help: "Messages published and confirmed by the broker.")
+      "amqp_messages_confirmed_total", help: "Messages the broker confirmed to this publisher.")
   }
 
   public var isConnected: Bool { driver.isConnected }

@@ -4,8 +4,8 @@ import GrocerCore
 ///
 /// On a route that requires auth, a missing or invalid token is a 401 with
 /// `WWW-Authenticate: Bearer`, and a valid token with a role the route does not accept is a 403.
-/// On a public route a valid token still sets the principal (so a handler may personalise), while
-/// an invalid one is ignored: a public resource never fails because of a stale token.
+/// A public route (`.none`) never looks at the token. An `.optional` route sets the principal from a
+/// valid token and ignores an invalid one: a public resource never fails because of a stale token.
 public struct AuthMiddleware: HTTPMiddleware {
   private let verifier: any TokenVerifier
   private let logger: Logger
@@ -16,8 +16,9 @@ public struct AuthMiddleware: HTTPMiddleware {
   }
 
   public func before(_ request: inout HTTPRequest) throws(HTTPError) {
+    if request.authRequirement == .none { return }
     let token = Self.bearerToken(request.headers["Authorization"])
-    if request.authRequirement == .none {
+    if request.authRequirement == .optional {
       if let token, let principal = try? verifier.verify(token) { request.principal = principal }
       return
     }

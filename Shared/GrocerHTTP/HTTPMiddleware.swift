@@ -17,8 +17,11 @@ extension HTTPMiddleware {
 
 /// What a route demands of its caller.
 public enum AuthRequirement: Sendable, Equatable {
-  /// Public: no token needed.
+  /// Public: no token needed, and none is looked at (no verification cost on hot paths).
   case none
+  /// Public, but a valid token sets `principal` (so a handler may personalise); an invalid one
+  /// is ignored, so a public resource never fails because of a stale token.
+  case optional
   /// Any valid bearer token.
   case required
   /// A valid bearer token whose role is one of these (otherwise 403).

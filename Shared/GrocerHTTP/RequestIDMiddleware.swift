@@ -6,7 +6,7 @@ public struct RequestIDMiddleware: HTTPMiddleware {
   public static let headerName = "X-Request-ID"
   private let ids: any IDGenerator
 
-  public init(ids: any IDGenerator = RandomIDs()) {
+  public init(ids: any IDGenerator = ProcessUniqueIDs()) {
     self.ids = ids
   }
 

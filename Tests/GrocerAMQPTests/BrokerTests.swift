@@ -42,7 +42,7 @@ import Testing
     #expect(first.exchange == EventTopology.exchange)
     #expect(!first.redelivered)
     #expect(first.deliveryCount == 0)
-    #expect(metrics.counter("events_published_total", help: "").value == 300)
+    #expect(metrics.counter("amqp_messages_confirmed_total", help: "").value == 300)
     #expect(
       await eventually {
         metrics.counter("events_consumed_total", help: "", labels: [("queue", queue)]).value == 300

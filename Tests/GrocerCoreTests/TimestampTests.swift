@@ -17,3 +17,30 @@ import Testing
     #expect(Timestamp.date(from: "yesterday") == nil)
   }
 }
+
+@Suite struct UniqueIDTests {
+  @Test func randomIDsAreVersionFourUUIDs() {
+    let ids = RandomIDs()
+    let values = (0..<1000).map { _ in ids.next() }
+    #expect(Set(values).count == 1000)
+    for value in values.prefix(50) {
+      let parsed = UUID(uuidString: value)
+      #expect(parsed != nil, "\(value)")
+      #expect(value == value.lowercased())
+      let characters = Array(value)
+      #expect(characters[14] == "4")
+      #expect("89ab".contains(characters[19]))
+    }
+  }
+
+  @Test func processUniqueIDsNeverRepeatAndDifferBetweenGenerators() async {
+    let first = ProcessUniqueIDs()
+    let values = await withTaskGroup(of: [String].self) { group in
+      for _ in 0..<4 { group.addTask { (0..<500).map { _ in first.next() } } }
+      return await group.reduce(into: []) { $0 += $1 }
+    }
+    #expect(Set(values).count == 2000)
+    let second = ProcessUniqueIDs()
+    #expect(second.next().split(separator: "-").first != first.next().split(separator: "-").first)
+  }
+}

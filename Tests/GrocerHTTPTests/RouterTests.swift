@@ -56,6 +56,8 @@ func makeRouter(
     "/v1/me", auth: .required,
     .async { request in .text(request.principal?.subject ?? "nobody") })
   router.get("/v1/public", .sync { request in .text(request.principal?.subject ?? "anonymous") })
+  router.get(
+    "/v1/personal", auth: .optional, .sync { request in .text(request.principal?.subject ?? "anonymous") })
   router.post(
     "/v1/baskets",
     .sync { request in
@@ -158,11 +160,20 @@ func makeRouter(
     #expect(staff.status == 204)
   }
 
-  @Test func aPublicRouteIgnoresABadTokenButUsesAGoodOne() async {
+  @Test func aPublicRouteNeverLooksAtTheToken() async {
     #expect(
       await client.get("/v1/public", headers: ["Authorization": "Bearer forged"]).bodyString == "anonymous")
     #expect(
-      await client.get("/v1/public", headers: ["Authorization": "Bearer customer-token"]).bodyString == "u1")
+      await client.get("/v1/public", headers: ["Authorization": "Bearer customer-token"]).bodyString
+        == "anonymous")
+  }
+
+  @Test func anOptionalAuthRouteIgnoresABadTokenButUsesAGoodOne() async {
+    #expect(
+      await client.get("/v1/personal", headers: ["Authorization": "Bearer forged"]).bodyString == "anonymous")
+    #expect(
+      await client.get("/v1/personal", headers: ["Authorization": "Bearer customer-token"]).bodyString == "u1"
+    )
   }
 
   @Test func aValidJSONBodyIsDecoded() async throws {

@@ -75,7 +75,7 @@ public func buildStockService(
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(
     middleware: [
-      RequestIDMiddleware(ids: ids), AuthMiddleware(verifier: verifier, logger: logger),
+      RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
       MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
     ], logger: logger)
   router.add(StockController(store: store, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)

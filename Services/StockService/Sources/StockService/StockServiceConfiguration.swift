@@ -21,6 +21,8 @@ public struct StockServiceConfiguration: Sendable {
 
   public init(settings: Settings = Settings()) {
     self.settings = settings
+    serviceName = settings.string("GROCER_SERVICE_NAME", default: serviceName)
+    reservationQueue = settings.string("GROCER_RESERVATION_QUEUE", default: reservationQueue)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)
