@@ -26,6 +26,11 @@ let package = Package(
     .executableTarget(
       name: "grocer-token", dependencies: ["GrocerCore", "GrocerAuth"], path: "Shared/Tools/grocer-token"),
 
+    // Benchmarks (commands, not tests; `make bench` runs Benchmarks/*/run.sh).
+    .executableTarget(
+      name: "grocer-bench-relay", dependencies: ["GrocerCore", "GrocerStorage", "GrocerAMQP"],
+      path: "Benchmarks/outbox-relay/Sources"),
+
     // StockService.
     .target(
       name: "StockService",

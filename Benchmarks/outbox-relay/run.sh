@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Outbox-relay benchmark: confirmed events/s from a SQLite outbox through OutboxRelay and
+# AMQPPublisher into a durable quorum queue on the local RabbitMQ, for several relay batch sizes,
+# beside the publisher alone (same messages from memory, no SQLite). Builds nothing: `make bench`
+# builds the release binaries first.
+#
+# Environment (all optional):
+#   BENCH_EVENTS        events per measurement (default 50000)
+#   BENCH_BATCHES       relay batch sizes (default "100,500,1000")
+#   GROCER_AMQP_URL     the broker (default amqp://guest:guest@127.0.0.1:5672/)
+#   GROCER_BIN_DIR      where grocer-bench-relay is (default .build/release)
+#   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
+set -euo pipefail
+LOG_PREFIX=outbox-relay
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/local/lib.sh
+source "$HERE/../../deploy/local/lib.sh"
+
+EVENTS="${BENCH_EVENTS:-50000}"
+BATCHES="${BENCH_BATCHES:-100,500,1000}"
+TARGET=15000
+
+BIN="$BIN_DIR/grocer-bench-relay"
+[[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or swift build -c release --product grocer-bench-relay)"
+bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+
+# The command makes its own temporary SQLite files (under TMPDIR) and quorum queue, and removes
+# both; its output is kept here for the summary.
+OUT="$(mktemp /tmp/grocer-bench-relay.XXXXXX)"
+trap 'rm -f "$OUT"' EXIT
+"$BIN" --events "$EVENTS" --batches "$BATCHES" | tee "$OUT" ||
+  die "grocer-bench-relay failed (exit ${PIPESTATUS[0]})"
+
+# --- Summary: relay lines against the target and the publisher alone.
+field() { sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" <<<" $1"; }
+echo
+echo "Summary (target: relay >= $TARGET confirmed events/s with pipelined confirms)"
+printf '%-30s %10s %9s %16s\n' run events seconds "confirmed/s"
+while IFS= read -r line; do
+  case "$line" in
+    relay\ * | baseline\ *)
+      name="$(awk '{ print $1 }' <<<"$line") $(awk '{ print $2 }' <<<"$line")"
+      [[ "$line" == baseline\ * ]] && name="$name $(awk '{ print $3 }' <<<"$line")"
+      printf '%-30s %10s %9s %16s\n' "$name" "$(field "$line" events)" "$(field "$line" seconds)" \
+        "$(field "$line" confirmed_per_s)"
+      ;;
+  esac
+done <"$OUT"
+grep '^ratio ' "$OUT" || true
+
+echo "Targets:"
+best=0
+while IFS= read -r line; do
+  rate="$(field "$line" confirmed_per_s)"
+  batch="$(field "$line" batch)"
+  if ((rate >= TARGET)); then verdict=ok; else verdict=MISS; fi
+  printf '  %-5s relay batch=%s %s events/s >= %s\n' "$verdict" "$batch" "$rate" "$TARGET"
+  ((rate > best)) && best=$rate
+done < <(grep '^relay ' "$OUT")
+if ((best >= TARGET)); then verdict=ok; else verdict=MISS; fi
+printf '  %-5s best relay batch size %s events/s >= %s\n' "$verdict" "$best" "$TARGET"
