@@ -44,3 +44,18 @@ import Testing
     #expect(second.next().split(separator: "-").first != first.next().split(separator: "-").first)
   }
 }
+
+@Suite struct TimestampParsingTests {
+  @Test(arguments: [0, 951_782_400, 1_792_521_720, 4_102_444_799, -86_400])
+  func theFastPathReadsWhatTheFormatterWrites(seconds: Int) {
+    let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+    #expect(Timestamp.fastDate(from: Timestamp.string(from: date)) == date)
+  }
+
+  @Test(arguments: [
+    "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-10-20T24:00:00Z", "2026-10-20 18:42:00Z",
+  ])
+  func theFastPathRefusesWhatIsNotATime(text: String) {
+    #expect(Timestamp.fastDate(from: text) == nil)
+  }
+}

@@ -7,38 +7,75 @@ public enum StockIDs {
   /// the first. Nil, empty or blank → `missingIds`; more than 100 items (before collapsing) →
   /// `tooManyIds`; an empty item (`p1,,p2`) or a bad SKU → `invalidSKU`.
   public static func parse(_ value: String?) throws(DomainError) -> [SKU] {
-    guard let value else { throw .missingIds }
+    guard var value else { throw .missingIds }
+    // The hot path: work on the contiguous UTF-8 bytes with integer offsets, make one String
+    // per id and no Substrings.
+    value.makeContiguousUTF8()
+    let result: Result<[SKU], DomainError> = value.utf8.withContiguousStorageIfAvailable { bytes in
+      parse(bytes, original: value)
+    }!
+    return try result.get()
+  }
+
+  private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, original: String) -> Result<
+    [SKU], DomainError
+  > {
     var ids: [SKU] = []
-    var seen: Set<SKU>? = nil
+    ids.reserveCapacity(min(maximumCount, 24))
+    // Byte ranges of the ids kept so far: duplicates are found by comparing bytes, which is
+    // cheaper than comparing or hashing Strings.
+    var kept: [Range<Int>] = []
+    kept.reserveCapacity(min(maximumCount, 24))
     var itemCount = 0
-    let bytes = value.utf8
-    var itemStart = bytes.startIndex
-    var index = bytes.startIndex
+    var itemStart = 0
+    var index = 0
+    let end = bytes.count
     while true {
-      let atEnd = index == bytes.endIndex
+      let atEnd = index == end
       if atEnd || bytes[index] == UInt8(ascii: ",") {
         itemCount += 1
-        guard itemCount <= maximumCount else { throw .tooManyIds(countItems(value)) }
+        guard itemCount <= maximumCount else { return .failure(.tooManyIds(countItems(original))) }
         var lower = itemStart
         var upper = index
-        while lower < upper, isBlank(bytes[lower]) { lower = bytes.index(after: lower) }
-        while lower < upper, isBlank(bytes[bytes.index(before: upper)]) { upper = bytes.index(before: upper) }
-        let item = Substring(value.utf8[lower..<upper])
-        if atEnd && itemCount == 1 && item.isEmpty { throw .missingIds }
-        let sku = String(item)
-        guard Identifier.isValid(sku) else { throw .invalidSKU(sku) }
-        if ids.count < 16 {
-          if !ids.contains(sku) { ids.append(sku) }
-        } else {
-          if seen == nil { seen = Set(ids) }
-          if seen!.insert(sku).inserted { ids.append(sku) }
+        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
+        while lower < upper, isBlank(bytes[upper - 1]) { upper -= 1 }
+        if atEnd && itemCount == 1 && lower == upper { return .failure(.missingIds) }
+        var valid = lower < upper && upper - lower <= Identifier.maximumLength
+        if valid {
+          for offset in lower..<upper where !Identifier.isAllowed(bytes[offset]) {
+            valid = false
+            break
+          }
+        }
+        guard valid else {
+          return .failure(
+            .invalidSKU(String(decoding: UnsafeBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)))
+        }
+        let range = lower..<upper
+        if !kept.contains(where: { equalBytes(bytes, $0, range) }) {
+          kept.append(range)
+          ids.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
         }
         if atEnd { break }
-        itemStart = bytes.index(after: index)
+        itemStart = index + 1
       }
-      index = bytes.index(after: index)
+      index += 1
     }
-    return ids
+    return .success(ids)
+  }
+
+  private static func equalBytes(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>)
+    -> Bool
+  {
+    guard a.count == b.count else { return false }
+    var i = a.lowerBound
+    var j = b.lowerBound
+    while i < a.upperBound {
+      if bytes[i] != bytes[j] { return false }
+      i += 1
+      j += 1
+    }
+    return true
   }
 
   private static func isBlank(_ byte: UInt8) -> Bool {

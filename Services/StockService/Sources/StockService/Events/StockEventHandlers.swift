@@ -43,23 +43,31 @@ struct CacheInvalidationHandler: Sendable {
   let logger: Logger
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
-    do {
-      let envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
-      switch envelope.type {
-      case StockEventType.stockChanged:
-        let change = try envelope.payload(as: StockChanged.self)
-        hubs.insert(change.hub)
-        cache.invalidate(hub: change.hub, sku: change.sku, sequence: envelope.sequence)
-      case StockEventType.hubChanged:
-        hubs.insert(try envelope.payload(as: HubChanged.self).hub)
-      default:
-        break
-      }
-      return .ack
-    } catch {
-      logger.warning("undecodable stock event dropped", ["error": "\(error)"])
+    // Only the head is read: every replica sees every stock event, so this runs often, and
+    // the subject (`hub/sku`) and sequence are all that invalidation needs.
+    guard let head = try? JSONDecoder().decode(Head.self, from: delivery.body) else {
+      logger.warning("undecodable stock event dropped", ["event.type": delivery.routingKey])
       return .reject
     }
+    let parts = head.subject.split(separator: "/", maxSplits: 1)
+    switch head.type {
+    case StockEventType.stockChanged where parts.count == 2:
+      let hub = String(parts[0])
+      hubs.insert(hub)
+      cache.invalidate(hub: hub, sku: String(parts[1]), sequence: head.sequence)
+    case StockEventType.hubChanged where parts.count == 2 && parts[0] == "hub":
+      hubs.insert(String(parts[1]))
+    default:
+      break
+    }
+    return .ack
+  }
+
+  /// The part of the envelope invalidation reads.
+  private struct Head: Decodable {
+    var type: String
+    var subject: String
+    var sequence: Int64
   }
 }
 
