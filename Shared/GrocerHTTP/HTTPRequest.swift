@@ -8,13 +8,15 @@ import GrocerCore
 public struct HTTPRequest: Sendable {
   /// Upper-case method (`GET`, `PUT`, …).
   public var method: String
-  /// The percent-decoded path, without the query.
-  public var path: String
+  /// The percent-decoded path, without the query (decoded when asked: the router works on
+  /// `rawPath`, and the hot path never needs this).
+  public var path: String { PercentDecoding.decode(rawPath, plusIsSpace: false) }
   /// The path exactly as received (still percent-encoded); the router splits this one, so an
   /// encoded `/` inside a parameter stays inside it.
   public var rawPath: String
-  /// Query parameters, percent-decoded, `+` read as a space; the last value of a repeated name wins.
-  public var query: [String: String]
+  /// Query parameters, percent-decoded, `+` read as a space; the last value of a repeated name
+  /// wins. Parsed when asked (a remembered reply is found by `rawQuery` alone).
+  public var query: [String: String] { PercentDecoding.parseQuery(rawQuery) }
   /// The query string as received, without the `?`.
   public var rawQuery: String
   public var headers: HTTPHeaders
@@ -40,9 +42,7 @@ public struct HTTPRequest: Sendable {
     self.method = method
     let (rawPath, rawQuery) = Self.split(target: target)
     self.rawPath = rawPath
-    self.path = PercentDecoding.decode(rawPath, plusIsSpace: false)
     self.rawQuery = rawQuery
-    self.query = PercentDecoding.parseQuery(rawQuery)
     self.headers = headers
     self.body = body
     self.startedAt = startedAt

@@ -37,7 +37,9 @@ public final class StockCache: Sendable {
     let nowSeconds = now.timeIntervalSinceReferenceDate
     let ttl = timeToLive
     var lookup = StockLookup(generation: generation, capacity: skus.count)
-    shard(for: hub).slots.withLock { hubs in
+    let shard = shard(for: hub)
+    shard.slots.withLock { hubs in
+      lookup.epoch = shard.epoch.load(ordering: .acquiring)
       guard let slots = hubs[hub] else {
         lookup.addMisses(skus)
         return
@@ -72,17 +74,54 @@ public final class StockCache: Sendable {
   /// Drops `hub`/`sku` because version `sequence` changed it. An event older than what the
   /// cache holds is ignored.
   public func invalidate(hub: HubID, sku: SKU, sequence: Int64) {
-    shard(for: hub).slots.withLock { hubs in
+    let shard = shard(for: hub)
+    shard.slots.withLock { hubs in
       if let existing = hubs[hub]?[sku], existing.sequence > sequence { return }
       hubs[hub, default: [:]][sku] = Slot(count: Slot.invalidated, readAt: -.infinity, sequence: sequence)
+      // Every reply remembered for this shard's hubs may hold the old count.
+      shard.epoch.add(1, ordering: .acquiringAndReleasing)
     }
   }
+
+  // MARK: Whole replies
+
+  /// The reply last built for exactly this `query` (the raw query string) at `hub`, if no count
+  /// in this shard moved since and its oldest count is still fresh: the hot path's shortcut past
+  /// parsing the ids, looking each up and writing the JSON again.
+  public func rememberedReply(hub: HubID, query: String, now: Date) -> StockReply? {
+    let shard = shard(for: hub)
+    guard let memo = shard.replies.withLock({ $0[hub]?[query] }),
+      memo.epoch == shard.epoch.load(ordering: .acquiring)
+    else { return nil }
+    let age = now.timeIntervalSinceReferenceDate - memo.asOf
+    guard age < timeToLive else { return nil }
+    return StockReply(
+      body: memo.body, asOf: Date(timeIntervalSinceReferenceDate: memo.asOf),
+      maxAge: max(0, Int((timeToLive - age).rounded(.down))))
+  }
+
+  /// Remembers `reply`, built from `lookup`, for `rememberedReply` — unless a count moved since
+  /// the lookup (then it is already stale and is dropped).
+  public func remember(_ reply: StockReply, hub: HubID, query: String, lookup: StockLookup) {
+    let shard = shard(for: hub)
+    shard.replies.withLock { replies in
+      guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
+      if replies[hub, default: [:]].count >= Self.maximumRepliesPerHub { replies[hub] = [:] }
+      replies[hub, default: [:]][query] = Memo(
+        body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
+    }
+  }
+
+  /// Bounds the memory of remembered replies; past it a hub's replies are forgotten at once.
+  static let maximumRepliesPerHub = 4096
 
   /// Empties the cache, forgetting remembered sequences too, and fences off fills in flight.
   public func removeAll() {
     generationCounter.add(1, ordering: .acquiringAndReleasing)
     for shard in shards {
       shard.slots.withLock { $0.removeAll() }
+      shard.epoch.add(1, ordering: .acquiringAndReleasing)
+      shard.replies.withLock { $0.removeAll() }
     }
   }
 
@@ -109,6 +148,16 @@ public final class StockCache: Sendable {
 
   final class Shard: Sendable {
     let slots = Mutex<[HubID: [SKU: Slot]]>([:])
+    /// Bumped by every invalidation in this shard; a remembered reply is good only while the
+    /// epoch it was built at is current.
+    let epoch = Atomic<UInt64>(0)
+    let replies = Mutex<[HubID: [String: Memo]]>([:])
+  }
+
+  struct Memo: Sendable {
+    var body: [UInt8]
+    var asOf: Double
+    var epoch: UInt64
   }
 }
 
@@ -140,6 +189,8 @@ public struct StockLookup: Sendable {
 
   /// Pass to `StockCache.fill` with the rows read for `misses`.
   public let generation: UInt64
+  /// The shard's invalidation epoch when the lookup ran (for `StockCache.remember`).
+  var epoch: UInt64 = 0
   /// Counts (≥ 0) or `unknownMark`/`missMark`, one per requested SKU, in request order.
   private(set) var counts: [Int]
   private(set) var readAts: [Double]

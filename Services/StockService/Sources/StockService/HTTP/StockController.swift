@@ -76,8 +76,9 @@ struct StockController: Sendable {
   @Sendable func listProducts(_ request: HTTPRequest) async throws -> HTTPResponse {
     let hub = try request.hubParameter()
     try await requireHub(hub)
+    let query = request.query
     let limit: Int
-    if let text = request.query["limit"] {
+    if let text = query["limit"] {
       guard let value = Int(text), (1...100).contains(value) else {
         throw HTTPError.badRequest(
           code: "invalidLimit", detail: "`limit` must be a whole number from 1 to 100")
@@ -86,7 +87,7 @@ struct StockController: Sendable {
     } else {
       limit = 100
     }
-    let after = request.query["after"]
+    let after = query["after"]
     if let after, !Identifier.isValid(after) {
       throw HTTPError.badRequest(code: "invalidCursor", detail: "`after` must be a product id")
     }

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import StockService
+
+/// Whole replies remembered by the cache: served only while no count they hold has moved and
+/// their oldest count is fresh.
+@Suite struct StockCacheReplyTests {
+  let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+
+  private func built(_ cache: StockCache, skus: [SKU] = ["p1", "p2"], at now: Date) -> (
+    StockReply, StockLookup
+  ) {
+    var lookup = cache.lookup(hub: "h1", skus: skus, now: now)
+    let rows = skus.enumerated().map { StockRow(sku: $1, count: 10 + $0, sequence: 1) }
+    cache.fill(hub: "h1", rows: rows, readAt: now, generation: lookup.generation)
+    lookup.resolve(skus: skus, rows: rows, readAt: now)
+    return (
+      StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive), lookup
+    )
+  }
+
+  @Test func aRememberedReplyIsServedWithTheRemainingFreshness() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    let later = cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 12.5)
+    #expect(later?.body == reply.body)
+    #expect(later?.asOf == start)
+    #expect(later?.maxAge == 17)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p2,p1", now: start) == nil)
+    #expect(cache.rememberedReply(hub: "h2", query: "ids=p1,p2", now: start) == nil)
+  }
+
+  @Test func aRememberedReplyExpiresWithItsOldestCount() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 30) == nil)
+  }
+
+  @Test func anInvalidationForgetsTheReplies() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    cache.invalidate(hub: "h1", sku: "p2", sequence: 2)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
+  }
+
+  @Test func aReplyBuiltBeforeAnInvalidationIsNeverRemembered() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    cache.invalidate(hub: "h1", sku: "p1", sequence: 5)  // races the request
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
+  }
+
+  @Test func removeAllForgetsTheReplies() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    cache.removeAll()
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
+  }
+}
