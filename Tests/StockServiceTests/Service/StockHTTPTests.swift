@@ -279,3 +279,15 @@ struct ProductBody: Encodable {
   var name: String
   var price: Money
 }
+
+@Suite struct StockReplyMemoryTests {
+  @Test func aRepeatedLookupIsAnsweredFromTheRememberedReply() async throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku()
+    let first = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)")
+    _ = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)")
+    let remembered = fixture.app.cache.rememberedReply(
+      hub: "h1", query: "ids=\(sku)", now: fixture.clock.now())
+    #expect(remembered?.body == first.body)
+  }
+}

@@ -32,13 +32,17 @@ struct StockController: Sendable {
   /// request to `stockFromStorage` with the connection suspended.
   @Sendable func stockFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
     let hub = try request.hubParameter()
+    let now = clock.now()
+    if let remembered = cache.rememberedReply(hub: hub, query: request.rawQuery, now: now) {
+      return Self.response(remembered)
+    }
     let skus = try Self.ids(request)
     guard hubs.contains(hub) else { return nil }
-    let now = clock.now()
     let lookup = cache.lookup(hub: hub, skus: skus, now: now)
     guard lookup.isComplete else { return nil }
-    return Self.response(
-      StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive))
+    let reply = StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive)
+    cache.remember(reply, hub: hub, query: request.rawQuery, lookup: lookup)
+    return Self.response(reply)
   }
 
   /// Reads the missed counts from the database, fills the cache and answers.
