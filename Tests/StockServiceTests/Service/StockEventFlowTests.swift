@@ -20,8 +20,13 @@ extension StockFixture {
     try #require(ready, "the service did not become ready")
   }
 
+  /// Stops what `start` started and deletes this fixture's queues, so test runs do not pile
+  /// up durable queues on the shared broker.
   func stop() async {
     for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
+    let name = configuration.serviceName
+    try? await AMQPAdmin.deleteQueues(
+      configuration: TestBroker.configuration(), [name, "\(name).parking", configuration.reservationQueue])
   }
 
   func outboxBacklog() throws -> Int {
