@@ -94,23 +94,7 @@ public struct Logger: Sendable {
 
   static let reservedKeys: Set<String> = ["ts", "level", "logger", "msg"]
 
-  /// A JSON string literal for `text`.
-  static func quote(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        out += String(format: "\\u%04x", scalar.value)
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
-  }
+  static func quote(_ text: String) -> String { JSONText.quoted(text) }
 }
 
 /// Where log lines go.

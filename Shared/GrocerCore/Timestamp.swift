@@ -7,6 +7,15 @@ import Foundation
 /// replies) where a `DateFormatter` would cost more than the rest of the reply.
 public enum Timestamp {
   public static func string(from date: Date) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(20)
+    append(date, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends the RFC 3339 text of `date` (20 ASCII bytes) to `bytes`, for writers that build
+  /// a body by hand.
+  public static func append(_ date: Date, to bytes: inout [UInt8]) {
     let seconds = Int(date.timeIntervalSince1970.rounded(.down))
     var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     let secondOfDay = seconds - days * 86_400
@@ -20,8 +29,30 @@ public enum Timestamp {
     let day = dayOfYear - (153 * mp + 2) / 5 + 1
     let month = mp < 10 ? mp + 3 : mp - 9
     let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(secondOfDay / 3600, 2)
-      + ":" + pad(secondOfDay % 3600 / 60, 2) + ":" + pad(secondOfDay % 60, 2) + "Z"
+    appendDigits(year, 4, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(month, 2, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(day, 2, to: &bytes)
+    bytes.append(UInt8(ascii: "T"))
+    appendDigits(secondOfDay / 3600, 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(secondOfDay % 3600 / 60, 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(secondOfDay % 60, 2, to: &bytes)
+    bytes.append(UInt8(ascii: "Z"))
+  }
+
+  /// `value` in at least `width` decimal digits (a year past 9999 keeps all of its digits).
+  private static func appendDigits(_ value: Int, _ width: Int, to bytes: inout [UInt8]) {
+    var digits: [UInt8] = []
+    var rest = max(0, value)
+    repeat {
+      digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+      rest /= 10
+    } while rest > 0
+    for _ in digits.count..<max(width, digits.count) { bytes.append(UInt8(ascii: "0")) }
+    bytes.append(contentsOf: digits.reversed())
   }
 
   /// Parses RFC 3339 with `Z` or a numeric offset, with or without fractional seconds.
@@ -76,8 +107,4 @@ public enum Timestamp {
     }
   }
 
-  private static func pad(_ value: Int, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-  }
 }

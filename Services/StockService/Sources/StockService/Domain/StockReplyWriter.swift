@@ -1,4 +1,5 @@
 import Foundation
+import GrocerCore
 
 /// The bytes and headers of one stock reply.
 public struct StockReply: Hashable, Sendable {
@@ -80,49 +81,9 @@ public enum StockReplyWriter {
     body[start...].reverse()
   }
 
-  /// Appends `date` as RFC 3339 UTC with whole seconds (the same text `Timestamp.string` makes),
-  /// without building a `String`.
+  /// Appends `date` as RFC 3339 UTC with whole seconds, without building a `String`.
   public static func appendTimestamp(_ date: Date, to body: inout [UInt8]) {
-    let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-    var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let secondOfDay = seconds - days * 86_400
-    // Civil-from-days (Howard Hinnant's algorithm), as in `Timestamp`.
-    days += 719_468
-    let era = (days >= 0 ? days : days - 146_096) / 146_097
-    let dayOfEra = days - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    appendPadded(year, width: 4, to: &body)
-    body.append(UInt8(ascii: "-"))
-    appendPadded(month, width: 2, to: &body)
-    body.append(UInt8(ascii: "-"))
-    appendPadded(day, width: 2, to: &body)
-    body.append(UInt8(ascii: "T"))
-    appendPadded(secondOfDay / 3600, width: 2, to: &body)
-    body.append(UInt8(ascii: ":"))
-    appendPadded(secondOfDay % 3600 / 60, width: 2, to: &body)
-    body.append(UInt8(ascii: ":"))
-    appendPadded(secondOfDay % 60, width: 2, to: &body)
-    body.append(UInt8(ascii: "Z"))
-  }
-
-  private static func appendPadded(_ value: Int, width: Int, to body: inout [UInt8]) {
-    var divisor = 1
-    for _ in 1..<width { divisor *= 10 }
-    if value >= divisor * 10 {
-      appendInteger(value, to: &body)
-      return
-    }
-    var rest = value
-    while divisor > 0 {
-      body.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-      rest %= divisor
-      divisor /= 10
-    }
+    Timestamp.append(date, to: &body)
   }
 
   private static func hexDigit(_ nibble: UInt8) -> UInt8 {
