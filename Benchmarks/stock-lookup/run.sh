@@ -25,7 +25,7 @@ SERVICE_PORT="${BENCH_SERVICE_PORT:-18081}"
 NGINX_PORT="${BENCH_NGINX_PORT:-18090}"
 HUB="${BENCH_HUB:-h1}"
 PRODUCTS=3000 # the demo assortment's SKUs are p00001 ... p03000
-PATH_COUNT=200
+PATH_COUNT="${BENCH_PATHS:-200}" # distinct id sets; each is remembered as a whole reply after its first answer
 IDS_PER_REQUEST=20
 
 for tool in wrk nginx curl; do
