@@ -85,3 +85,26 @@ import Testing
       sink.lines.contains { $0.contains("\"level\":\"error\"") && $0.contains("service failed to start") })
   }
 }
+
+@Suite struct RunBlockingTests {
+  @Test func blockingWorkDoesNotHoldTheCooperativePool() async throws {
+    // More blocked calls than the pool has threads: they would starve it if they ran on it.
+    let results = try await withThrowingTaskGroup(of: Int.self) { group in
+      for index in 0..<8 {
+        group.addTask {
+          try await runBlocking {
+            usleep(200_000)
+            return index
+          }
+        }
+      }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(results.sorted() == Array(0..<8))
+  }
+
+  @Test func anErrorComesBack() async {
+    struct Failed: Error {}
+    await #expect(throws: Failed.self) { try await runBlocking { throw Failed() } }
+  }
+}

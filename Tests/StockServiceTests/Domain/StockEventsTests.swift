@@ -55,7 +55,10 @@ import Testing
     #expect(try OrderOutcome.decode(other) == nil)
     var broken = other
     broken.type = "order.confirmed"
-    broken.data = .object(["orderId": .string("o1")])
+    broken.data = .object(["hub": .string("h1")])
     #expect(throws: (any Error).self) { try OrderOutcome.decode(broken) }
+    var withoutHub = broken
+    withoutHub.data = .object(["orderId": .string("o1")])
+    #expect(try OrderOutcome.decode(withoutHub)?.outcome == OrderOutcome(orderId: "o1", hub: nil))
   }
 }

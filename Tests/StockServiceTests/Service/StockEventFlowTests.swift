@@ -193,22 +193,6 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       configuration: TestBroker.configuration(), [fixture.configuration.serviceName, parking])
   }
 
-  @Test func aRedeliveredOutcomeHasNoSecondEffect() throws {
-    let fixture = try StockFixture()
-    let sku = fixture.sku(minimum: 5)
-    let onHand = fixture.demo.counts["h1"]![sku]!
-    _ = try fixture.app.store.reserve(
-      ReservationRequest(orderId: "o-twice", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
-      correlationID: nil)
-    let first = try fixture.app.store.applyOrderOutcome(
-      .confirmed, orderId: "o-twice", messageID: "ev-1", consumer: "stock", correlationID: nil)
-    let second = try fixture.app.store.applyOrderOutcome(
-      .confirmed, orderId: "o-twice", messageID: "ev-1", consumer: "stock", correlationID: nil)
-    #expect(first.count == 1)
-    #expect(second.isEmpty)
-    #expect(try fixture.app.store.product(hub: "h1", sku: sku)?.available == onHand - 2)
-  }
-
   @Test func withTheBrokerGoneReadsAndWritesGoOnAndEventsWait() async throws {
     // Nothing listens on port 1: the broker is "down" for this service only.
     let fixture = try StockFixture(amqpURL: "amqp://guest:guest@127.0.0.1:1/")

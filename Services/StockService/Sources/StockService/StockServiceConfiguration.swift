@@ -27,8 +27,10 @@ public struct StockServiceConfiguration: Sendable {
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)
     reservationTTL = settings.double("GROCER_RESERVATION_TTL", default: reservationTTL)
-    reservationSweepInterval = settings.double(
-      "GROCER_RESERVATION_SWEEP_INTERVAL", default: reservationSweepInterval)
+    reservationSweepInterval = max(
+      0.05, settings.double("GROCER_RESERVATION_SWEEP_INTERVAL", default: reservationSweepInterval))
+    cacheTTL = max(0, cacheTTL)
+    reservationTTL = max(1, reservationTTL)
     replicaID = settings.string(
       "GROCER_REPLICA_ID", default: "\(ProcessInfo.processInfo.hostName)-\(getpid())")
   }

@@ -12,19 +12,23 @@ public struct ReservationLine: Codable, Hashable, Sendable {
 }
 
 /// The broker request OrderService sends at checkout:
-/// `{ "orderId", "hub", "lines": [ { "sku", "quantity" } ] }`, answered by a `ReservationReply`.
+/// `{ "orderId", "hub", "lines": [ { "sku", "quantity" } ], "correlationId"? }`, answered by a
+/// `ReservationReply`. `correlationId` is the checkout's request id, carried into the events the
+/// reservation causes.
 public struct ReservationRequest: Codable, Hashable, Sendable {
   public var orderId: String
   public var hub: HubID
   public var lines: [ReservationLine]
+  public var correlationId: String?
 
   public static let maximumLines = 100
   public static let quantityRange = 1...99
 
-  public init(orderId: String, hub: HubID, lines: [ReservationLine]) {
+  public init(orderId: String, hub: HubID, lines: [ReservationLine], correlationId: String? = nil) {
     self.orderId = orderId
     self.hub = hub
     self.lines = lines
+    self.correlationId = correlationId
   }
 
   /// Order id and hub follow `Identifier`; 1–100 lines, valid SKUs, each quantity 1…99, no SKU

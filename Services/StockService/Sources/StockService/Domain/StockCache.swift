@@ -90,7 +90,7 @@ public final class StockCache: Sendable {
   /// parsing the ids, looking each up and writing the JSON again.
   public func rememberedReply(hub: HubID, query: String, now: Date) -> StockReply? {
     let shard = shard(for: hub)
-    guard let memo = shard.replies.withLock({ $0[hub]?[query] }),
+    guard let memo = shard.replies.withLock({ $0[hub]?.entries[query] }),
       memo.epoch == shard.epoch.load(ordering: .acquiring)
     else { return nil }
     let age = now.timeIntervalSinceReferenceDate - memo.asOf
@@ -106,14 +106,25 @@ public final class StockCache: Sendable {
     let shard = shard(for: hub)
     shard.replies.withLock { replies in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
-      if replies[hub, default: [:]].count >= Self.maximumRepliesPerHub { replies[hub] = [:] }
-      replies[hub, default: [:]][query] = Memo(
-        body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
+      let size = query.utf8.count + reply.body.count
+      var remembered = replies[hub] ?? Remembered()
+      if remembered.entries.count >= Self.maximumRepliesPerHub
+        || remembered.bytes + size > Self.maximumReplyBytesPerHub
+      {
+        remembered = Remembered()
+      }
+      let memo = Memo(body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
+      if let replaced = remembered.entries.updateValue(memo, forKey: query) {
+        remembered.bytes -= query.utf8.count + replaced.body.count
+      }
+      remembered.bytes += size
+      replies[hub] = remembered
     }
   }
 
-  /// Bounds the memory of remembered replies; past it a hub's replies are forgotten at once.
+  /// Bound the memory of remembered replies; past either, a hub's replies are forgotten at once.
   static let maximumRepliesPerHub = 4096
+  static let maximumReplyBytesPerHub = 4 << 20
 
   /// Empties the cache, forgetting remembered sequences too, and fences off fills in flight.
   public func removeAll() {
@@ -151,7 +162,13 @@ public final class StockCache: Sendable {
     /// Bumped by every invalidation in this shard; a remembered reply is good only while the
     /// epoch it was built at is current.
     let epoch = Atomic<UInt64>(0)
-    let replies = Mutex<[HubID: [String: Memo]]>([:])
+    let replies = Mutex<[HubID: Remembered]>([:])
+  }
+
+  /// One hub's remembered replies by raw query, and the bytes they hold.
+  struct Remembered: Sendable {
+    var entries: [String: Memo] = [:]
+    var bytes = 0
   }
 
   struct Memo: Sendable {

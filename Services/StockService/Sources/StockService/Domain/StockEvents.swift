@@ -98,7 +98,8 @@ public struct HubChanged: Codable, Hashable, Sendable {
 }
 
 /// What StockService needs from `order.confirmed` / `order.declined` / `order.cancelled`:
-/// the order id (the reservation's key) and its hub. Other fields of OrderService's payload are
+/// the order id (the reservation's key) and, when given, its hub (the reservation knows its own
+/// hub, so an outcome without one is still applied). Other fields of OrderService's payload are
 /// ignored, so it may grow freely.
 public struct OrderOutcome: Codable, Hashable, Sendable {
   /// The outcome, from the envelope's `type`.
@@ -109,15 +110,15 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
   }
 
   public var orderId: String
-  public var hub: HubID
+  public var hub: HubID?
 
-  public init(orderId: String, hub: HubID) {
+  public init(orderId: String, hub: HubID?) {
     self.orderId = orderId
     self.hub = hub
   }
 
   /// The outcome in `envelope`, or nil if the envelope is not an order outcome.
-  /// Throws if it is one but its payload lacks `orderId` or `hub` (a poison message).
+  /// Throws if it is one but its payload lacks `orderId` (a poison message).
   public static func decode(_ envelope: EventEnvelope) throws -> (kind: Kind, outcome: OrderOutcome)? {
     guard let kind = Kind(rawValue: envelope.type) else { return nil }
     return (kind, try envelope.payload(as: OrderOutcome.self))

@@ -21,7 +21,7 @@ final class ReservationSweeper: LifecycleService {
     let loop = Task { [store, cache, interval, logger] in
       while !Task.isCancelled {
         do {
-          let movements = try store.releaseExpired()
+          let movements = try await runBlocking { try store.releaseExpired() }
           cache.apply(movements)
           if !movements.isEmpty {
             logger.info("expired reservations released", ["count": "\(movements.count)"])

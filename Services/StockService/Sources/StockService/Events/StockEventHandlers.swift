@@ -23,10 +23,25 @@ struct OrderOutcomeHandler: Sendable {
     }
     guard let decoded else { return .ack }
     do {
-      let movements = try store.applyOrderOutcome(
-        decoded.kind, orderId: decoded.outcome.orderId, messageID: envelope.id, consumer: consumer,
-        correlationID: envelope.correlationId)
+      let (store, consumer) = (self.store, self.consumer)
+      let (movements, effect) = try await runBlocking {
+        try store.applyOrderOutcome(
+          decoded.kind, orderId: decoded.outcome.orderId, hub: decoded.outcome.hub, messageID: envelope.id,
+          consumer: consumer, correlationID: envelope.correlationId)
+      }
       cache.apply(movements)
+      switch effect {
+      case .unknownOrder:
+        logger.warning(
+          "order outcome for an order without a reservation",
+          ["order.id": decoded.outcome.orderId, "event.type": envelope.type])
+      case .confirmedAfterExpiry:
+        logger.warning(
+          "order confirmed after its reservation expired; goods taken off on hand",
+          ["order.id": decoded.outcome.orderId])
+      case .applied, .nothingToDo:
+        break
+      }
       return .ack
     } catch {
       logger.error("order outcome failed", ["error": "\(error)", "order.id": decoded.outcome.orderId])
@@ -82,7 +97,11 @@ struct ReservationResponder: Sendable {
     do {
       let request = try JSON.decode(ReservationRequest.self, from: delivery.body)
       do {
-        let (answer, movements) = try store.reserve(request, correlationID: delivery.correlationID)
+        let store = self.store
+        let correlationID = request.correlationId ?? delivery.correlationID
+        let (answer, movements) = try await runBlocking {
+          try store.reserve(request, correlationID: correlationID)
+        }
         cache.apply(movements)
         reply = answer
       } catch {

@@ -39,10 +39,13 @@ extension HTTPRequest {
     return hub
   }
 
-  /// The path's `{sku}`, validated.
+  /// The path's `{sku}`; one that breaks the id rule is a 404 `unknownProduct`.
   func skuParameter() throws(HTTPError) -> SKU {
     let sku = try pathParameter("sku")
-    do { try Identifier.validateSKU(sku) } catch { throw error.httpError }
+    // A product that cannot exist is as unknown as one that does not.
+    guard Identifier.isValid(sku) else {
+      throw HTTPError.notFound(code: "unknownProduct", detail: "there is no product \(sku)")
+    }
     return sku
   }
 

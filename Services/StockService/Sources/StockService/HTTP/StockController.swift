@@ -1,6 +1,7 @@
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerStorage
 
 /// StockService's HTTP API: the stock hot path, products, hubs and the staff writes.
 ///
@@ -41,7 +42,11 @@ struct StockController: Sendable {
     let lookup = cache.lookup(hub: hub, skus: skus, now: now)
     guard lookup.isComplete else { return nil }
     let reply = StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive)
-    cache.remember(reply, hub: hub, query: request.rawQuery, lookup: lookup)
+    // Only a query of `ids` alone is remembered: other parameters would let a client fill memory
+    // with copies of one reply.
+    if !request.rawQuery.utf8.contains(UInt8(ascii: "&")) {
+      cache.remember(reply, hub: hub, query: request.rawQuery, lookup: lookup)
+    }
     return Self.response(reply)
   }
 
@@ -54,7 +59,8 @@ struct StockController: Sendable {
     var lookup = cache.lookup(hub: hub, skus: skus, now: now)
     if !lookup.isComplete {
       let readAt = clock.now()
-      let rows = try store.counts(hub: hub, skus: lookup.misses)
+      let misses = lookup.misses
+      let rows = try await stored { try $0.counts(hub: hub, skus: misses) }
       cache.fill(hub: hub, rows: rows, readAt: readAt, generation: lookup.generation)
       lookup.resolve(skus: skus, rows: rows, readAt: readAt)
     }
@@ -95,7 +101,7 @@ struct StockController: Sendable {
     if let after, !Identifier.isValid(after) {
       throw HTTPError.badRequest(code: "invalidCursor", detail: "`after` must be a product id")
     }
-    let items = try store.products(hub: hub, after: after, limit: limit)
+    let items = try await stored { try $0.products(hub: hub, after: after, limit: limit) }
     return try .json(
       status: 200,
       value: ProductPage(items: items, next: items.count == limit ? items.last?.product.sku : nil))
@@ -105,7 +111,7 @@ struct StockController: Sendable {
     let hub = try request.hubParameter()
     let sku = try request.skuParameter()
     try await requireHub(hub)
-    guard let product = try store.product(hub: hub, sku: sku) else {
+    guard let product = try await stored({ try $0.product(hub: hub, sku: sku) }) else {
       throw HTTPError.notFound(code: "unknownProduct", detail: "hub \(hub) has no product \(sku)")
     }
     return try .json(status: 200, value: product)
@@ -116,15 +122,17 @@ struct StockController: Sendable {
     let sku = try request.skuParameter()
     _ = try request.requireStaff(of: hub)
     let body = try request.decodeStrict(ProductUpsert.self)
-    guard let currentHub = try store.hub(hub) else { throw Self.unknownHub(hub) }
+    guard let currentHub = try await stored({ try $0.hub(hub) }) else { throw Self.unknownHub(hub) }
     let product: Product
     do { product = try body.validate(sku: sku, currency: currentHub.currency) } catch {
       throw error.httpError
     }
-    let (stored, created, movement) = try store.upsertProduct(
-      hub: hub, product, correlationID: request.requestID)
+    let correlationID = request.requestID
+    let (saved, created, movement) = try await stored {
+      try $0.upsertProduct(hub: hub, product, correlationID: correlationID)
+    }
     if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
-    return try .json(status: created ? 201 : 200, value: stored)
+    return try .json(status: created ? 201 : 200, value: saved)
   }
 
   // MARK: Counts
@@ -137,9 +145,10 @@ struct StockController: Sendable {
     let count: Int
     do { count = try body.validate() } catch { throw error.httpError }
     try await requireHub(hub)
-    return try answer(
-      store.setStock(
-        hub: hub, sku: sku, onHand: count, actor: staff.subject, correlationID: request.requestID))
+    let correlationID = request.requestID
+    return try await changed {
+      try $0.setStock(hub: hub, sku: sku, onHand: count, actor: staff.subject, correlationID: correlationID)
+    }
   }
 
   @Sendable func postAdjustment(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -149,34 +158,50 @@ struct StockController: Sendable {
     let body = try request.decodeStrict(StockAdjustment.self)
     do { try body.validate() } catch { throw error.httpError }
     try await requireHub(hub)
-    return try answer(
-      store.adjustStock(
-        hub: hub, sku: sku, adjustment: body, actor: staff.subject, correlationID: request.requestID))
+    let correlationID = request.requestID
+    return try await changed {
+      try $0.adjustStock(
+        hub: hub, sku: sku, adjustment: body, actor: staff.subject, correlationID: correlationID)
+    }
   }
 
-  private func answer(_ result: @autoclosure () throws(StockStoreError) -> (StockedProduct, StockMovement?))
-    throws
-    -> HTTPResponse
-  {
-    let product: StockedProduct
-    let movement: StockMovement?
-    do {
-      (product, movement) = try result()
-    } catch {
-      switch error {
-      case .domain(let error): throw error.httpError
-      case .storage(let error): throw error
-      }
-    }
+  /// A count change: drops the cached count it moved and answers the product.
+  private func changed(
+    _ change: @escaping @Sendable (StockStore) throws -> (StockedProduct, StockMovement?)
+  ) async throws -> HTTPResponse {
+    let (product, movement) = try await stored(change)
     if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
     return try .json(status: 200, value: product)
+  }
+
+  /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk).
+  /// A broken rule becomes its problem; storage trouble (busy, I/O) a 503 with `Retry-After`.
+  private func stored<T: Sendable>(_ body: @escaping @Sendable (StockStore) throws -> T) async throws -> T {
+    let store = self.store
+    do {
+      return try await runBlocking { try body(store) }
+    } catch let error as StockStoreError {
+      switch error {
+      case .domain(let rule): throw rule.httpError
+      case .storage(let trouble): throw unavailable(trouble)
+      }
+    } catch let error as DomainError {
+      throw error.httpError
+    } catch let error as StorageError {
+      throw unavailable(error)
+    }
+  }
+
+  private func unavailable(_ error: any Error) -> HTTPError {
+    logger.error("stock storage failed", ["error": "\(error)"])
+    return .serviceUnavailable(retryAfter: 1, detail: "stock storage is busy; try again")
   }
 
   // MARK: Hubs
 
   @Sendable func getHub(_ request: HTTPRequest) async throws -> HTTPResponse {
     let hub = try request.hubParameter()
-    guard let found = try store.hub(hub) else { throw Self.unknownHub(hub) }
+    guard let found = try await stored({ try $0.hub(hub) }) else { throw Self.unknownHub(hub) }
     return try .json(status: 200, value: HubView(hub: found, now: clock.now()))
   }
 
@@ -184,10 +209,11 @@ struct StockController: Sendable {
     let id = try request.hubParameter()
     _ = try request.requireStaff(of: id)
     let body = try request.decodeStrict(HubUpsert.self)
-    let existing = try store.hub(id)
+    let existing = try await stored { try $0.hub(id) }
     let hub: Hub
     do { hub = try body.validate(hub: id, existing: existing) } catch { throw error.httpError }
-    let created = try store.upsertHub(hub, correlationID: request.requestID)
+    let correlationID = request.requestID
+    let created = try await stored { try $0.upsertHub(hub, correlationID: correlationID) }
     hubs.insert(id)
     return try .json(status: created ? 201 : 200, value: HubView(hub: hub, now: clock.now()))
   }
@@ -195,7 +221,7 @@ struct StockController: Sendable {
   /// 404 unless the hub exists (asking the database when this replica has not heard of it).
   private func requireHub(_ hub: HubID) async throws {
     if hubs.contains(hub) { return }
-    guard try store.hub(hub) != nil else { throw Self.unknownHub(hub) }
+    guard try await stored({ try $0.hub(hub) }) != nil else { throw Self.unknownHub(hub) }
     hubs.insert(hub)
   }
 

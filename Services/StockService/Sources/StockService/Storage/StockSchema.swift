@@ -54,6 +54,11 @@ enum StockSchema {
           actor TEXT NOT NULL,
           at REAL NOT NULL
         );
-        """)
+        """),
+    Migration(
+      version: 2, name: "why a reservation was released",
+      sql: """
+        ALTER TABLE reservations ADD COLUMN release_reason TEXT;
+        """),
   ]
 }

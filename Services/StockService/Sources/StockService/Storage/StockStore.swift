@@ -13,6 +13,9 @@ public struct StockedProduct: Hashable, Sendable, Encodable {
 
   enum CodingKeys: String, CodingKey { case sku, name, price, deposit, unitPrice, available }
 
+  /// This version of the product, for dropping cached counts older than it.
+  public var movement: StockMovement { StockMovement(hub: hub, sku: product.sku, version: version) }
+
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(product.sku, forKey: .sku)
@@ -82,16 +85,20 @@ public final class StockStore: Sendable {
     }
   }
 
-  /// Available counts and versions of `skus` at `hub`; unknown SKUs have no row.
+  /// Available counts and versions of `skus` at `hub`. A SKU the hub does not have comes back
+  /// with no count and version 0, so the cache remembers it as unknown instead of asking again
+  /// (creating the product later publishes version 1, which replaces that entry).
   public func counts(hub: HubID, skus: [SKU]) throws -> [StockRow] {
     guard !skus.isEmpty else { return [] }
     let placeholders = Array(repeating: "?", count: skus.count).joined(separator: ",")
-    return try database.read { db in
+    let found = try database.read { db in
       try db.query(
         "SELECT sku, on_hand - held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
         bindings: [hub] + skus
       ).map { StockRow(sku: try $0.string(0), count: max(0, try $0.int(1)), sequence: try $0.int64(2)) }
     }
+    let known = Set(found.map(\.sku))
+    return found + skus.filter { !known.contains($0) }.map { StockRow(sku: $0, count: nil, sequence: 0) }
   }
 
   // MARK: Staff writes
@@ -209,13 +216,24 @@ public final class StockStore: Sendable {
   public func reserve(_ request: ReservationRequest, correlationID: String?) throws -> (
     ReservationReply, [StockMovement]
   ) {
+    // Malformed requests are answered before any database work.
+    do { _ = try request.validate() } catch { return (.rejected(orderId: request.orderId, error), []) }
     let now = clock.now()
     return try database.write { db in
+      guard try db.queryOne("SELECT 1 FROM hubs WHERE id = ?", request.hub) != nil else {
+        return (.rejected(orderId: request.orderId, .unknownHub(request.hub)), [])
+      }
       var movements = try releaseExpired(hub: request.hub, now: now, correlationID: correlationID, db)
-      let existing = try db.queryOne(
-        "SELECT hub, lines, status, created_at, expires_at FROM reservations WHERE order_id = ?",
-        request.orderId
-      ).map { row in
+      let row = try db.queryOne(
+        "SELECT hub, lines, status, created_at, expires_at, release_reason FROM reservations WHERE order_id = ?",
+        request.orderId)
+      if let row, try row.optionalString(5) == ReleaseReason.outcomeFirst {
+        // The order's outcome came first: this request is late, and nothing may be held for it.
+        return (
+          .rejected(orderId: request.orderId, .reservationReleased(orderId: request.orderId)), movements
+        )
+      }
+      let existing = try row.map { row in
         Reservation(
           orderId: request.orderId, hub: try row.string(0),
           lines: try JSON.decode([ReservationLine].self, from: row.data(1)),
@@ -242,33 +260,72 @@ public final class StockStore: Sendable {
         try db.execute(
           "INSERT INTO reservation_lines (order_id, sku, quantity) VALUES (?, ?, ?)",
           reservation.orderId, line.sku, line.quantity)
-        movements.append(
-          try moveHeld(
-            hub: reservation.hub, sku: line.sku, by: line.quantity, reason: "reserved", correlationID, db))
+        if let movement = try moveHeld(
+          hub: reservation.hub, sku: line.sku, by: line.quantity, reason: "reserved", correlationID, db)
+        {
+          movements.append(movement)
+        }
       }
       return (decision.reply, movements)
     }
   }
 
+  /// What applying an order outcome did, for the log.
+  public enum OutcomeEffect: Equatable, Sendable {
+    /// Committed or released as asked.
+    case applied
+    /// This event was applied before (a redelivery), or the reservation was already finished.
+    case nothingToDo
+    /// No reservation for the order: a decline or cancellation leaves a marker so a late
+    /// reservation request for it holds nothing; a confirmation is only logged.
+    case unknownOrder
+    /// The order was confirmed after its hold had expired and was released: the goods are taken
+    /// off on hand anyway (the order is paid), even if that leaves less than others expected.
+    case confirmedAfterExpiry
+  }
+
   /// Applies an order outcome once (the inbox keeps redeliveries from acting twice):
   /// `order.confirmed` commits the reservation, `order.declined`/`order.cancelled` release it.
   public func applyOrderOutcome(
-    _ kind: OrderOutcome.Kind, orderId: String, messageID: String, consumer: String, correlationID: String?
-  ) throws -> [StockMovement] {
-    try database.write { db in
-      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: clock.now(), in: db) else {
-        return []
+    _ kind: OrderOutcome.Kind, orderId: String, hub: HubID?, messageID: String, consumer: String,
+    correlationID: String?
+  ) throws -> (movements: [StockMovement], effect: OutcomeEffect) {
+    let now = clock.now()
+    return try database.write { db in
+      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else {
+        return ([], .nothingToDo)
       }
       guard
         let row = try db.queryOne(
-          "SELECT hub, status FROM reservations WHERE order_id = ?", orderId),
-        try row.string(1) == Reservation.State.held.rawValue
-      else { return [] }
-      let hub = try row.string(0)
-      let committed = kind == .confirmed
-      return try finish(
-        orderId: orderId, hub: hub, as: committed ? .committed : .released,
-        reason: committed ? "orderConfirmed" : "orderReleased", correlationID, db)
+          "SELECT hub, status, release_reason FROM reservations WHERE order_id = ?", orderId)
+      else {
+        if kind != .confirmed {
+          try db.execute(
+            """
+            INSERT INTO reservations (order_id, hub, lines, status, created_at, expires_at, finished_at, release_reason)
+            VALUES (?, ?, '[]', 'released', ?, ?, ?, ?)
+            """, orderId, hub ?? "", now.timeIntervalSince1970, now.timeIntervalSince1970,
+            now.timeIntervalSince1970, ReleaseReason.outcomeFirst)
+        }
+        return ([], .unknownOrder)
+      }
+      let reservationHub = try row.string(0)
+      let status = try row.string(1)
+      if status == Reservation.State.held.rawValue {
+        let committed = kind == .confirmed
+        let movements = try finish(
+          orderId: orderId, hub: reservationHub, as: committed ? .committed : .released,
+          reason: committed ? "orderConfirmed" : (kind == .declined ? "orderDeclined" : "orderCancelled"),
+          correlationID, db)
+        return (movements, .applied)
+      }
+      if kind == .confirmed, status == Reservation.State.released.rawValue,
+        try row.optionalString(2) == ReleaseReason.expired
+      {
+        let movements = try takeOffOnHand(orderId: orderId, hub: reservationHub, correlationID, db)
+        return (movements, .confirmedAfterExpiry)
+      }
+      return ([], .nothingToDo)
     }
   }
 
@@ -288,10 +345,17 @@ public final class StockStore: Sendable {
     var movements: [StockMovement] = []
     for row in rows {
       movements += try finish(
-        orderId: try row.string(0), hub: try row.string(1), as: .released, reason: "reservationExpired",
+        orderId: try row.string(0), hub: try row.string(1), as: .released, reason: ReleaseReason.expired,
         correlationID, db)
     }
     return movements
+  }
+
+  /// Why a reservation was released (the `release_reason` column).
+  enum ReleaseReason {
+    static let expired = "reservationExpired"
+    /// A decline or cancellation arrived before any reservation request for the order.
+    static let outcomeFirst = "outcomeBeforeReservation"
   }
 
   private func finish(
@@ -299,12 +363,14 @@ public final class StockStore: Sendable {
     _ db: SQLiteConnection
   ) throws -> [StockMovement] {
     try db.execute(
-      "UPDATE reservations SET status = ?, finished_at = ? WHERE order_id = ?", state.rawValue,
-      clock.now().timeIntervalSince1970, orderId)
+      "UPDATE reservations SET status = ?, finished_at = ?, release_reason = ? WHERE order_id = ?",
+      state.rawValue,
+      clock.now().timeIntervalSince1970, state == .released ? reason : nil, orderId)
     var movements: [StockMovement] = []
     for line in try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId) {
       let sku = try line.string(0)
       let quantity = try line.int(1)
+      let movement: StockMovement?
       if state == .committed {
         // The goods leave: on hand and held both go down; what is available does not move,
         // but the version does, so caches and carts see the new on-hand count's event.
@@ -313,23 +379,48 @@ public final class StockStore: Sendable {
           UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
             updated_at = ? WHERE hub = ? AND sku = ?
           """, quantity, quantity, clock.now().timeIntervalSince1970, hub, sku)
-        let changed = try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db)
-        movements.append(StockMovement(hub: hub, sku: sku, version: changed.version))
+        movement =
+          db.changes == 0
+          ? nil : try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db).movement
       } else {
-        movements.append(try moveHeld(hub: hub, sku: sku, by: -quantity, reason: reason, correlationID, db))
+        movement = try moveHeld(hub: hub, sku: sku, by: -quantity, reason: reason, correlationID, db)
+      }
+      if let movement { movements.append(movement) }
+    }
+    return movements
+  }
+
+  /// A confirmation after the hold expired: the paid goods leave on hand (never below 0).
+  private func takeOffOnHand(orderId: String, hub: HubID, _ correlationID: String?, _ db: SQLiteConnection)
+    throws -> [StockMovement]
+  {
+    try db.execute(
+      "UPDATE reservations SET status = 'committed', finished_at = ?, release_reason = NULL WHERE order_id = ?",
+      clock.now().timeIntervalSince1970, orderId)
+    var movements: [StockMovement] = []
+    for line in try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId) {
+      let sku = try line.string(0)
+      try db.execute(
+        "UPDATE products SET on_hand = MAX(0, on_hand - ?), version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
+        try line.int(1), clock.now().timeIntervalSince1970, hub, sku)
+      if db.changes > 0 {
+        movements.append(
+          try publishStockChanged(hub: hub, sku: sku, reason: "orderConfirmedLate", correlationID, db)
+            .movement)
       }
     }
     return movements
   }
 
+  /// Moves `quantity` into (or, negative, out of) what is held; nil when the product is gone.
   private func moveHeld(
     hub: HubID, sku: SKU, by quantity: Int, reason: String, _ correlationID: String?, _ db: SQLiteConnection
-  ) throws -> StockMovement {
+  ) throws -> StockMovement? {
     try db.execute(
       "UPDATE products SET held = MAX(0, held + ?), version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
       quantity, clock.now().timeIntervalSince1970, hub, sku)
-    let changed = try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db)
-    return StockMovement(hub: hub, sku: sku, version: changed.version)
+    guard db.changes > 0 else { return nil }
+    return try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db).movement
   }
 
   // MARK: Demo

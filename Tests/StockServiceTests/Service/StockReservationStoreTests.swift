@@ -1,0 +1,131 @@
+import Foundation
+import GrocerCore
+import GrocerHTTP
+import Testing
+
+@testable import StockService
+
+/// Reservations and order outcomes in the store, in the orders a real network delivers them.
+@Suite struct StockReservationStoreTests {
+  private func reserve(
+    _ fixture: StockFixture, _ orderId: String, _ sku: SKU, _ quantity: Int, hub: HubID = "h1"
+  )
+    throws -> ReservationReply
+  {
+    try fixture.app.store.reserve(
+      ReservationRequest(orderId: orderId, hub: hub, lines: [ReservationLine(sku: sku, quantity: quantity)]),
+      correlationID: nil
+    ).0
+  }
+
+  private func outcome(
+    _ fixture: StockFixture, _ kind: OrderOutcome.Kind, _ orderId: String, hub: HubID? = "h1",
+    id: String = UUID().uuidString
+  ) throws -> StockStore.OutcomeEffect {
+    try fixture.app.store.applyOrderOutcome(
+      kind, orderId: orderId, hub: hub, messageID: id, consumer: "stock", correlationID: nil
+    ).effect
+  }
+
+  private func onHandAndHeld(_ fixture: StockFixture, _ sku: SKU) throws -> [Int] {
+    try fixture.app.store.database.read { db in
+      try db.queryOne("SELECT on_hand, held FROM products WHERE hub = 'h1' AND sku = ?", sku).map {
+        [try $0.int(0), try $0.int(1)]
+      } ?? []
+    }
+  }
+
+  @Test func aRedeliveredOutcomeHasNoSecondEffect() throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku(minimum: 5)
+    let onHand = fixture.demo.counts["h1"]![sku]!
+    #expect(try reserve(fixture, "o-twice", sku, 2).status == .reserved)
+    #expect(try outcome(fixture, .confirmed, "o-twice", id: "ev-1") == .applied)
+    #expect(try outcome(fixture, .confirmed, "o-twice", id: "ev-1") == .nothingToDo)
+    #expect(try onHandAndHeld(fixture, sku) == [onHand - 2, 0])
+  }
+
+  @Test func aConfirmationAfterTheHoldExpiredStillTakesTheGoods() throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku(minimum: 5)
+    let onHand = fixture.demo.counts["h1"]![sku]!
+    #expect(try reserve(fixture, "o-slow", sku, 2).status == .reserved)
+    fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
+    #expect(try fixture.app.store.releaseExpired().count == 1)
+    #expect(try onHandAndHeld(fixture, sku) == [onHand, 0])
+    #expect(try outcome(fixture, .confirmed, "o-slow") == .confirmedAfterExpiry)
+    #expect(try onHandAndHeld(fixture, sku) == [onHand - 2, 0])
+    #expect(try outcome(fixture, .confirmed, "o-slow") == .nothingToDo)
+  }
+
+  @Test func aDeclineBeforeItsReservationLeavesNothingHeld() throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku(minimum: 5)
+    let onHand = fixture.demo.counts["h1"]![sku]!
+    #expect(try outcome(fixture, .declined, "o-late") == .unknownOrder)
+    let late = try reserve(fixture, "o-late", sku, 3)
+    #expect(late.status == .rejected)
+    #expect(late.error?.code == "reservationReleased")
+    #expect(try onHandAndHeld(fixture, sku) == [onHand, 0])
+  }
+
+  @Test func anOutcomeWithoutAHubIsStillApplied() throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku(minimum: 5)
+    _ = try reserve(fixture, "o-nohub", sku, 1)
+    #expect(try outcome(fixture, .cancelled, "o-nohub", hub: nil) == .applied)
+    #expect(try onHandAndHeld(fixture, sku)[1] == 0)
+  }
+
+  @Test func aReservationAtAnUnknownHubIsRejected() throws {
+    let fixture = try StockFixture()
+    let reply = try reserve(fixture, "o-nowhere", "p00001", 1, hub: "h404")
+    #expect(reply.status == .rejected)
+    #expect(reply.error?.code == "unknownHub")
+  }
+
+  @Test func aHoldOnAProductThatVanishedDoesNotBlockTheHub() throws {
+    let fixture = try StockFixture()
+    let gone = fixture.demo.products[0].sku
+    let other = fixture.demo.products.first {
+      $0.sku != gone && (fixture.demo.counts["h1"]![$0.sku] ?? 0) >= 2
+    }!.sku
+    try fixture.app.store.database.write { db in
+      try db.execute("UPDATE products SET on_hand = 5 WHERE hub = 'h1' AND sku = ?", gone)
+    }
+    #expect(try reserve(fixture, "o-gone", gone, 1).status == .reserved)
+    try fixture.app.store.database.write { db in
+      try db.execute("DELETE FROM products WHERE hub = 'h1' AND sku = ?", gone)
+    }
+    fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
+    _ = try fixture.app.store.releaseExpired()
+    #expect(try reserve(fixture, "o-other", other, 1).status == .reserved)
+  }
+
+  @Test func anUnknownSKUIsRememberedSoTheNextLookupNeedsNoDatabase() async throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku()
+    let target = "/v1/hubs/h1/stock?ids=\(sku),nosuchsku"
+    let first = await fixture.client.get(target)
+    #expect(first.status == 200)
+    let again = fixture.app.router.respondImmediately(
+      to: HTTPRequest(method: "GET", target: target + ",\(sku)"))
+    #expect(again?.status == 200, "a lookup with a known-unknown id still went to the database")
+  }
+
+  @Test func aQueryWithOtherParametersIsNotRemembered() async throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku()
+    _ = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)")
+    _ = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)&junk=1")
+    let now = fixture.clock.now()
+    #expect(fixture.app.cache.rememberedReply(hub: "h1", query: "ids=\(sku)&junk=1", now: now) == nil)
+  }
+
+  @Test func aProductIdThatCannotExistIsNotFound() async throws {
+    let fixture = try StockFixture()
+    let response = await fixture.client.get("/v1/hubs/h1/products/bad%20sku")
+    #expect(response.status == 404)
+    #expect(try response.json(as: ProblemBody.self).code == "unknownProduct")
+  }
+}
