@@ -129,3 +129,18 @@ import Testing
     #expect(try response.json(as: ProblemBody.self).code == "unknownProduct")
   }
 }
+
+@Suite struct StockInboxTests {
+  @Test func oldInboxEntriesAreForgottenRecentOnesKept() throws {
+    let fixture = try StockFixture()
+    _ = try fixture.app.store.applyOrderOutcome(
+      .cancelled, orderId: "o-old", hub: "h1", messageID: "old", consumer: "stock", correlationID: nil)
+    fixture.clock.advance(by: 8 * 86_400)
+    _ = try fixture.app.store.applyOrderOutcome(
+      .cancelled, orderId: "o-new", hub: "h1", messageID: "new", consumer: "stock", correlationID: nil)
+    #expect(try fixture.app.store.purgeInbox() == 1)
+    let (_, again) = try fixture.app.store.applyOrderOutcome(
+      .cancelled, orderId: "o-new", hub: "h1", messageID: "new", consumer: "stock", correlationID: nil)
+    #expect(again == .nothingToDo)
+  }
+}

@@ -1,7 +1,8 @@
 import GrocerCore
 import Synchronization
 
-/// Releases reservations whose order outcome never arrived, every few seconds.
+/// Releases reservations whose order outcome never arrived, every few seconds, and now and then
+/// forgets old inbox entries.
 final class ReservationSweeper: LifecycleService {
   let name = "reservation-sweeper"
   private let store: StockStore
@@ -19,7 +20,14 @@ final class ReservationSweeper: LifecycleService {
 
   func start() async throws {
     let loop = Task { [store, cache, interval, logger] in
+      var sweeps = 0
       while !Task.isCancelled {
+        sweeps += 1
+        if sweeps % 720 == 1 {
+          do { _ = try await runBlocking { try store.purgeInbox() } } catch {
+            logger.error("inbox purge failed", ["error": "\(error)"])
+          }
+        }
         do {
           let movements = try await runBlocking { try store.releaseExpired() }
           cache.apply(movements)

@@ -329,6 +329,14 @@ public final class StockStore: Sendable {
     }
   }
 
+  /// Forgets processed event ids older than `retention`: a redelivery comes within minutes,
+  /// never days. Returns how many were removed.
+  @discardableResult
+  public func purgeInbox(retention: TimeInterval = 7 * 86_400) throws -> Int {
+    let cutoff = clock.now().addingTimeInterval(-retention)
+    return try database.write { db in try Inbox.purge(olderThan: cutoff, in: db) }
+  }
+
   /// Releases every held reservation past its expiry; returns the counts that moved.
   public func releaseExpired() throws -> [StockMovement] {
     let now = clock.now()
