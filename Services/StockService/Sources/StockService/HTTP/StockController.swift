@@ -11,6 +11,7 @@ struct StockController: Sendable {
   let store: StockStore
   let cache: StockCache
   let hubs: HubDirectory
+  let misses = StockMissLoader()
   let clock: any WallClock
   let logger: Logger
 
@@ -58,10 +59,13 @@ struct StockController: Sendable {
     let now = clock.now()
     var lookup = cache.lookup(hub: hub, skus: skus, now: now)
     if !lookup.isComplete {
-      let readAt = clock.now()
-      let misses = lookup.misses
-      let rows = try await stored { try $0.counts(hub: hub, skus: misses) }
-      cache.fill(hub: hub, rows: rows, readAt: readAt, generation: lookup.generation)
+      let (cache, clock, generation) = (self.cache, self.clock, lookup.generation)
+      let (rows, readAt) = try await misses.rows(hub: hub, skus: lookup.misses) { skus in
+        let readAt = clock.now()
+        let rows = try await stored { try $0.counts(hub: hub, skus: skus) }
+        cache.fill(hub: hub, rows: rows, readAt: readAt, generation: generation)
+        return (rows, readAt)
+      }
       lookup.resolve(skus: skus, rows: rows, readAt: readAt)
     }
     return Self.response(

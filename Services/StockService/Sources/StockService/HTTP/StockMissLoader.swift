@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+/// Reads missed counts from the database at most once at a time per (hub, SKU): when a popular
+/// entry expires or is invalidated, the requests that miss it together share one read instead
+/// of each asking the database (SPEC: "refreshed from the database at most once per entry").
+final class StockMissLoader: Sendable {
+  /// Reads the given SKUs; returns their rows and when the read began.
+  typealias Load = @Sendable ([SKU]) async throws -> (rows: [StockRow], readAt: Date)
+
+  private struct Loaded: Sendable {
+    var rows: [SKU: StockRow]
+    var readAt: Date
+  }
+
+  private let inFlight = Mutex<[Key: Task<Loaded, any Error>]>([:])
+
+  private struct Key: Hashable {
+    var hub: HubID
+    var sku: SKU
+  }
+
+  /// The rows for `skus` at `hub` and the oldest time they were read: those already being read
+  /// are awaited, the rest are read with one call of `load`, which later callers for the same
+  /// SKUs share until it finishes.
+  func rows(hub: HubID, skus: [SKU], load: @escaping Load) async throws -> (rows: [StockRow], readAt: Date) {
+    var waits: [Task<Loaded, any Error>] = []
+    let own: Task<Loaded, any Error>? = inFlight.withLock { map in
+      var mine: [SKU] = []
+      for sku in skus {
+        if let running = map[Key(hub: hub, sku: sku)] {
+          if !waits.contains(running) { waits.append(running) }
+        } else {
+          mine.append(sku)
+        }
+      }
+      guard !mine.isEmpty else { return nil }
+      let task = Task { [mine] in
+        let (rows, readAt) = try await load(mine)
+        return Loaded(
+          rows: Dictionary(rows.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first }), readAt: readAt
+        )
+      }
+      for sku in mine { map[Key(hub: hub, sku: sku)] = task }
+      return task
+    }
+    var found: [SKU: StockRow] = [:]
+    var oldest = Date.distantFuture
+    func take(_ loaded: Loaded) {
+      found.merge(loaded.rows) { first, _ in first }
+      oldest = min(oldest, loaded.readAt)
+    }
+    if let own {
+      let result = await own.result
+      inFlight.withLock { map in
+        for (key, task) in map where key.hub == hub && task == own { map[key] = nil }
+      }
+      take(try result.get())
+    }
+    for wait in waits { take(try await wait.value) }
+    return (skus.compactMap { found[$0] }, oldest)
+  }
+}

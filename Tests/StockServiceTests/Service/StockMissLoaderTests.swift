@@ -1,0 +1,61 @@
+import Foundation
+import GrocerTestSupport
+import Synchronization
+import Testing
+
+@testable import StockService
+
+@Suite struct StockMissLoaderTests {
+  final class Calls: Sendable {
+    let skus = Mutex<[[SKU]]>([])
+  }
+
+  @Test func requestsMissingTheSameEntriesTogetherShareOneRead() async throws {
+    let loader = StockMissLoader()
+    let calls = Calls()
+    let readAt = Date(timeIntervalSinceReferenceDate: 1000)
+    let load: StockMissLoader.Load = { skus in
+      calls.skus.withLock { $0.append(skus) }
+      try await Task.sleep(for: .milliseconds(200))
+      return (skus.map { StockRow(sku: $0, count: 7, sequence: 1) }, readAt)
+    }
+    let results = try await withThrowingTaskGroup(of: [StockRow].self) { group in
+      for _ in 0..<20 {
+        group.addTask { try await loader.rows(hub: "h1", skus: ["p1", "p2"], load: load).rows }
+      }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(calls.skus.withLock { $0.count } == 1)
+    #expect(results.allSatisfy { $0.map(\.sku) == ["p1", "p2"] })
+    // Once the read finished, the next miss reads again.
+    _ = try await loader.rows(hub: "h1", skus: ["p1"], load: load)
+    #expect(calls.skus.withLock { $0.count } == 2)
+  }
+
+  @Test func onlyTheEntriesNotAlreadyBeingReadAreRead() async throws {
+    let loader = StockMissLoader()
+    let calls = Calls()
+    let load: StockMissLoader.Load = { skus in
+      calls.skus.withLock { $0.append(skus) }
+      try await Task.sleep(for: .milliseconds(200))
+      return (skus.map { StockRow(sku: $0, count: 1, sequence: 1) }, Date())
+    }
+    async let first = loader.rows(hub: "h1", skus: ["p1"], load: load)
+    try await Task.sleep(for: .milliseconds(50))
+    let second = try await loader.rows(hub: "h1", skus: ["p1", "p2"], load: load)
+    _ = try await first
+    #expect(second.rows.map(\.sku) == ["p1", "p2"])
+    #expect(calls.skus.withLock { $0 } == [["p1"], ["p2"]])
+  }
+
+  @Test func aFailedReadFailsItsWaitersAndIsNotKept() async throws {
+    struct Broken: Error {}
+    let loader = StockMissLoader()
+    let failing: StockMissLoader.Load = { _ in throw Broken() }
+    await #expect(throws: Broken.self) { _ = try await loader.rows(hub: "h1", skus: ["p1"], load: failing) }
+    let working: StockMissLoader.Load = { skus in
+      (skus.map { StockRow(sku: $0, count: 3, sequence: 1) }, Date())
+    }
+    #expect(try await loader.rows(hub: "h1", skus: ["p1"], load: working).rows.first?.count == 3)
+  }
+}
