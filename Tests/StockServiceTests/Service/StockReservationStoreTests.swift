@@ -144,3 +144,23 @@ import Testing
     #expect(again == .nothingToDo)
   }
 }
+
+@Suite struct StockHubRulesTests {
+  @Test func aHubsCurrencyNeverChanges() async throws {
+    let fixture = try StockFixture()
+    let hub = """
+      {"currency":"USD",
+       "hours":{"timeZone":"Europe/Berlin","weekly":[{"day":"mon","opens":"08:00","closes":"22:00"}]},
+       "pricing":{"minimumOrder":{"minorUnits":1000,"currency":"USD"},"deliveryFee":{"minorUnits":199,"currency":"USD"},
+                  "freeDeliveryFrom":null,"smallBasket":null}}
+      """
+    let eventsBefore = try fixture.outbox().count
+    let response = await fixture.client.send(
+      "PUT", "/v1/hubs/h1", headers: fixture.staff().merging(["Content-Type": "application/json"]) { $1 },
+      body: hub)
+    #expect(response.status == 422, "\(response.bodyString)")
+    #expect(try response.json(as: ProblemBody.self).code == "currencyMismatch")
+    #expect(try fixture.outbox().count == eventsBefore)
+    #expect(try fixture.app.store.hub("h1")?.currency == "EUR")
+  }
+}

@@ -213,11 +213,12 @@ struct StockController: Sendable {
     let id = try request.hubParameter()
     _ = try request.requireStaff(of: id)
     let body = try request.decodeStrict(HubUpsert.self)
-    let existing = try await stored { try $0.hub(id) }
-    let hub: Hub
-    do { hub = try body.validate(hub: id, existing: existing) } catch { throw error.httpError }
     let correlationID = request.requestID
-    let created = try await stored { try $0.upsertHub(hub, correlationID: correlationID) }
+    let (hub, created) = try await stored { store in
+      try store.upsertHub(id: id, correlationID: correlationID) { existing in
+        try body.validate(hub: id, existing: existing)
+      }
+    }
     hubs.insert(id)
     return try .json(status: created ? 201 : 200, value: HubView(hub: hub, now: clock.now()))
   }

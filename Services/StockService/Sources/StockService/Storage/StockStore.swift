@@ -106,9 +106,20 @@ public final class StockStore: Sendable {
   /// Creates or replaces a hub; publishes `hub.changed`. Returns whether it was created.
   @discardableResult
   public func upsertHub(_ hub: Hub, correlationID: String?) throws -> Bool {
+    try upsertHub(id: hub.id, correlationID: correlationID) { _ in hub }.created
+  }
+
+  /// Creates or changes hub `id` with what `make` builds from the hub as stored (nil when new),
+  /// inside the write, so a rule that depends on the stored hub (its currency never changes)
+  /// cannot be raced by another writer. Publishes `hub.changed` when anything changed.
+  public func upsertHub(id: HubID, correlationID: String?, _ make: (Hub?) throws -> Hub) throws -> (
+    hub: Hub, created: Bool
+  ) {
     try database.write { db in
-      let existing = try db.queryOne("SELECT body, version FROM hubs WHERE id = ?", hub.id)
-      if let existing, try JSON.decode(Hub.self, from: existing.data(0)) == hub { return false }
+      let existing = try db.queryOne("SELECT body, version FROM hubs WHERE id = ?", id)
+      let current = try existing.map { try JSON.decode(Hub.self, from: $0.data(0)) }
+      let hub = try make(current)
+      if current == hub { return (hub, false) }
       let version = (try existing?.int64(1) ?? 0) + 1
       try db.execute(
         """
@@ -120,7 +131,7 @@ public final class StockStore: Sendable {
         HubChanged(hub: hub).envelope(
           id: ids.next(), occurredAt: clock.now(), correlationId: correlationID, version: version),
         in: db)
-      return existing == nil
+      return (hub, existing == nil)
     }
   }
 
