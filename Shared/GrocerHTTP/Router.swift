@@ -1,4 +1,5 @@
 import GrocerCore
+import Synchronization
 
 /// Routes requests by method and path template, runs the middleware around the handler and turns
 /// thrown errors into problem+json.
@@ -25,6 +26,9 @@ public struct Router: HTTPResponder {
   }
 
   private var root = Node()
+  /// Paths matched before, so a path seen again (every stock lookup of a hub) costs one
+  /// dictionary lookup instead of splitting, decoding and walking the tree.
+  private var seen = SeenPaths()
   private let middleware: [any HTTPMiddleware]
   private let logger: Logger
 
@@ -40,6 +44,7 @@ public struct Router: HTTPResponder {
     let segments = route.template.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
     let entry = Entry(template: route.template, auth: route.auth, handler: route.handler)
     Self.insert(entry, method: route.method, segments: segments[...], into: &root)
+    seen = SeenPaths()
   }
 
   public mutating func add(_ routes: [Route]) {
@@ -103,6 +108,21 @@ public struct Router: HTTPResponder {
 
   /// Finds the route, fills `route`, `pathParameters` and `authRequirement`.
   private func resolve(_ request: inout HTTPRequest) -> Resolution {
+    let key = SeenPaths.Key(method: request.method, rawPath: request.rawPath)
+    if let known = seen.lookup(key) {
+      request.route = known.entry.template
+      request.authRequirement = known.entry.auth
+      request.pathParameters = known.parameters
+      return .handler(known.entry)
+    }
+    let resolution = resolveFromTree(&request)
+    if case .handler(let entry) = resolution {
+      seen.insert(key, SeenPaths.Match(entry: entry, parameters: request.pathParameters))
+    }
+    return resolution
+  }
+
+  private func resolveFromTree(_ request: inout HTTPRequest) -> Resolution {
     let segments = request.rawPath.utf8.split(separator: UInt8(ascii: "/")).map {
       PercentDecoding.decode(Substring($0), plusIsSpace: false)
     }
@@ -124,6 +144,33 @@ public struct Router: HTTPResponder {
       request.pathParameters = dictionary
     }
     return .handler(entry)
+  }
+
+  /// Resolved (method, raw path) pairs, bounded: paths come from clients, so past the bound the
+  /// memory is dropped and starts again.
+  private final class SeenPaths: Sendable {
+    struct Key: Hashable, Sendable {
+      var method: String
+      var rawPath: String
+    }
+
+    struct Match: Sendable {
+      var entry: Entry
+      var parameters: [String: String]
+    }
+
+    static let capacity = 4096
+    private let matches = Mutex<[Key: Match]>([:])
+
+    func lookup(_ key: Key) -> Match? { matches.withLock { $0[key] } }
+
+    func insert(_ key: Key, _ match: Match) {
+      guard key.rawPath.utf8.count <= 256 else { return }
+      matches.withLock { matches in
+        if matches.count >= Self.capacity { matches.removeAll(keepingCapacity: true) }
+        matches[key] = match
+      }
+    }
   }
 
   private static func match(

@@ -37,3 +37,29 @@ import Testing
     #expect(await client.get("/cache/miss").bodyString == "from storage")
   }
 }
+
+@Suite struct SeenPathTests {
+  @Test func aPathSeenBeforeGetsItsOwnParametersEveryTime() async {
+    var router = Router(logger: .discarding())
+    router.get(
+      "/v1/hubs/{hub}/products/{sku}",
+      .sync { request in
+        .text("\(request.pathParameters["hub"]!)/\(request.pathParameters["sku"]!) \(request.route!)")
+      })
+    let client = TestClient(router)
+    for _ in 0..<2 {
+      #expect(await client.get("/v1/hubs/h1/products/p1").bodyString == "h1/p1 /v1/hubs/{hub}/products/{sku}")
+      #expect(
+        await client.get("/v1/hubs/h2/products/p%2F9").bodyString == "h2/p/9 /v1/hubs/{hub}/products/{sku}")
+    }
+    #expect(await client.send("POST", "/v1/hubs/h1/products/p1").status == 405)
+  }
+
+  @Test func addingARouteForgetsWhatWasSeen() async {
+    var router = Router(logger: .discarding())
+    router.get("/v1/{anything}", .sync { _ in .text("parameter") })
+    #expect(await TestClient(router).get("/v1/health").bodyString == "parameter")
+    router.get("/v1/health", .sync { _ in .text("literal") })
+    #expect(await TestClient(router).get("/v1/health").bodyString == "literal")
+  }
+}
