@@ -27,17 +27,24 @@ public struct RandomIDs: IDGenerator {
 /// (`9f1c0d2e7a4b5c6d-1`, `…-2`). No system call per id, so cheap enough for a request id on
 /// every request; unique across processes with overwhelming probability.
 public final class ProcessUniqueIDs: IDGenerator {
-  private let prefix: String
+  private let prefix: UInt64
   private let counter = Atomic<UInt64>(0)
 
   public init() {
     var generator = SystemRandomNumberGenerator()
-    prefix = Hex.string(generator.next() as UInt64, digits: 16)
+    prefix = generator.next()
   }
 
+  /// Written straight into one string buffer: this runs on every request.
   public func next() -> String {
     let n = counter.add(1, ordering: .relaxed).newValue
-    return prefix + "-" + String(n, radix: 16)
+    let counterDigits = max(1, (64 - n.leadingZeroBitCount + 3) / 4)
+    return String(unsafeUninitializedCapacity: 17 + counterDigits) { buffer in
+      Hex.write(prefix, digits: 16, into: buffer, at: 0)
+      buffer[16] = UInt8(ascii: "-")
+      Hex.write(n, digits: counterDigits, into: buffer, at: 17)
+      return 17 + counterDigits
+    }
   }
 }
 
@@ -58,10 +65,17 @@ enum Hex {
 
   static func string(_ value: UInt64, digits count: Int) -> String {
     String(unsafeUninitializedCapacity: count) { buffer in
-      for index in 0..<count {
-        buffer[index] = digits[Int((value >> UInt64(4 * (count - 1 - index))) & 0xF)]
-      }
+      write(value, digits: count, into: buffer, at: 0)
       return count
+    }
+  }
+
+  /// The low `count` hex digits of `value`, most significant first, at `offset`.
+  static func write(
+    _ value: UInt64, digits count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+  ) {
+    for index in 0..<count {
+      buffer[offset + index] = digits[Int((value >> UInt64(4 * (count - 1 - index))) & 0xF)]
     }
   }
 

@@ -14,14 +14,9 @@ public final class MetricsMiddleware: HTTPMiddleware {
     var status: Int
   }
 
-  private struct HistogramKey: Hashable {
-    var route: String
-    var method: String
-  }
-
   private struct Cache {
-    var counters: [CounterKey: Counter] = [:]
-    var histograms: [HistogramKey: Histogram] = [:]
+    /// Both instruments of a (route, method, status), found with one lookup.
+    var instruments: [CounterKey: (Counter, Histogram)] = [:]
   }
 
   private let registry: MetricsRegistry
@@ -36,36 +31,29 @@ public final class MetricsMiddleware: HTTPMiddleware {
     let seconds =
       Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let route = request.route ?? "unmatched"
-    let method = Self.knownMethods.contains(request.method) ? request.method : "OTHER"
+    let method = Self.isKnown(request.method) ? request.method : "OTHER"
     let (counter, histogram) = instruments(route: route, method: method, status: response.status)
     counter.increment()
     histogram.observe(seconds)
   }
 
-  private static let knownMethods: Set<String> = [
-    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
-  ]
+  private static func isKnown(_ method: String) -> Bool {
+    switch method {
+    case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS": true
+    default: false
+    }
+  }
 
   private func instruments(route: String, method: String, status: Int) -> (Counter, Histogram) {
     let counterKey = CounterKey(route: route, method: method, status: status)
-    let histogramKey = HistogramKey(route: route, method: method)
-    if let found = cache.withLock({ cache -> (Counter, Histogram)? in
-      guard let counter = cache.counters[counterKey], let histogram = cache.histograms[histogramKey]
-      else { return nil }
-      return (counter, histogram)
-    }) {
-      return found
-    }
+    if let found = cache.withLock({ $0.instruments[counterKey] }) { return found }
     let counter = registry.counter(
       "http_requests_total", help: "HTTP requests answered, by route template, method and status.",
       labels: [("method", method), ("route", route), ("status", String(status))])
     let histogram = registry.histogram(
       "http_request_duration_seconds", help: "Time to answer HTTP requests, by route template.",
       labels: [("method", method), ("route", route)])
-    cache.withLock { cache in
-      cache.counters[counterKey] = counter
-      cache.histograms[histogramKey] = histogram
-    }
+    cache.withLock { $0.instruments[counterKey] = (counter, histogram) }
     return (counter, histogram)
   }
 }
