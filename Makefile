@@ -32,7 +32,13 @@ help:
 deps:
 	@bash $(DEPLOY)/install-deps.sh
 
+# SwiftPM does not rebuild a module two hops away from a change that only touches private stored
+# properties (the layout moves, the interface does not): an executable built against the old
+# layout crashes at start. Executables are one thin main.swift each, so they are always rebuilt.
+EXECUTABLE_MAINS := $(wildcard Services/*/Sources/*/main.swift Shared/Tools/*/main.swift Benchmarks/*/Sources/main.swift)
+
 build: deps
+	@touch $(EXECUTABLE_MAINS)
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFT_FLAGS)
 
 broker: deps
@@ -66,6 +72,7 @@ status:
 	@bash $(RABBITMQ) status || true
 
 build-tests: deps
+	@touch $(EXECUTABLE_MAINS)
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 
 # The broker-backed tests need RabbitMQ on 127.0.0.1:5672; it stays up afterwards.
