@@ -14,6 +14,9 @@ import Synchronization
 ///
 /// Confirmed rows are deleted at once (no "sent" flag to purge later): the outbox only ever
 /// holds what still has to go out, so its row count is the backlog.
+///
+/// Batches of 1,000 by default: on our machines a batch of 500 confirmed 13–18k events/s and
+/// one of 1,000 15–19k (`make bench`, outbox-relay), against 20–30k for the publisher alone.
 public final class OutboxRelay: LifecycleService {
   public let name = "outbox-relay"
 
@@ -37,7 +40,7 @@ public final class OutboxRelay: LifecycleService {
   static let shutdownGrace: Duration = .seconds(5)
 
   public init(
-    database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 500,
+    database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
     idlePoll: Duration = .milliseconds(200), logger: Logger, metrics: MetricsRegistry
   ) {
     self.database = database
