@@ -164,3 +164,22 @@ import Testing
     #expect(try fixture.app.store.hub("h1")?.currency == "EUR")
   }
 }
+
+@Suite struct StockOversellTests {
+  @Test func aConfirmationTakingMoreThanIsOnHandIsLoggedAndStopsAtZero() throws {
+    let fixture = try StockFixture()
+    let sink = LogSink.memory()
+    let store = StockStore(
+      database: fixture.app.store.database, clock: fixture.clock, ids: SequentialIDs(prefix: "ov"),
+      source: "test", reservationTTL: 600, logger: Logger(label: "test", sink: sink))
+    let sku = fixture.sku(minimum: 5)
+    _ = try store.reserve(
+      ReservationRequest(orderId: "o-over", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 3)]),
+      correlationID: nil)
+    _ = try store.setStock(hub: "h1", sku: sku, onHand: 1, actor: "staff", correlationID: nil)
+    _ = try store.applyOrderOutcome(
+      .confirmed, orderId: "o-over", hub: "h1", messageID: "m-over", consumer: "stock", correlationID: nil)
+    #expect(try store.product(hub: "h1", sku: sku)?.available == 0)
+    #expect(sink.lines.contains { $0.contains("order takes more than is on hand") && $0.contains("o-over") })
+  }
+}

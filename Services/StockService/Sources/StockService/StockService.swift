@@ -33,7 +33,7 @@ public func buildStockService(
     path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
   let store = StockStore(
     database: database, clock: clock, ids: ids, source: configuration.serviceName,
-    reservationTTL: configuration.reservationTTL)
+    reservationTTL: configuration.reservationTTL, logger: logger)
   let cache = StockCache(timeToLive: configuration.cacheTTL)
   let hubs = HubDirectory()
   hubs.replace(with: try store.hubIDs())

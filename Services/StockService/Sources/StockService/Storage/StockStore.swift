@@ -45,16 +45,18 @@ public final class StockStore: Sendable {
   private let ids: any IDGenerator
   private let source: String
   private let reservationTTL: TimeInterval
+  private let logger: Logger
 
   public init(
     database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, source: String,
-    reservationTTL: TimeInterval
+    reservationTTL: TimeInterval, logger: Logger = .discarding()
   ) {
     self.database = database
     self.clock = clock
     self.ids = ids
     self.source = source
     self.reservationTTL = reservationTTL
+    self.logger = logger
   }
 
   // MARK: Reads
@@ -393,6 +395,7 @@ public final class StockStore: Sendable {
       if state == .committed {
         // The goods leave: on hand and held both go down; what is available does not move,
         // but the version does, so caches and carts see the new on-hand count's event.
+        try warnIfOversold(hub: hub, sku: sku, quantity: quantity, orderId: orderId, db)
         try db.execute(
           """
           UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
@@ -419,6 +422,7 @@ public final class StockStore: Sendable {
     var movements: [StockMovement] = []
     for line in try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId) {
       let sku = try line.string(0)
+      try warnIfOversold(hub: hub, sku: sku, quantity: try line.int(1), orderId: orderId, db)
       try db.execute(
         "UPDATE products SET on_hand = MAX(0, on_hand - ?), version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
         try line.int(1), clock.now().timeIntervalSince1970, hub, sku)
@@ -429,6 +433,24 @@ public final class StockStore: Sendable {
       }
     }
     return movements
+  }
+
+  /// Says so when a paid order takes more than the shelf holds (a stock take or a damage report
+  /// lowered on hand below what was reserved): on hand stops at 0, and someone must look.
+  private func warnIfOversold(hub: HubID, sku: SKU, quantity: Int, orderId: String, _ db: SQLiteConnection)
+    throws
+  {
+    guard
+      let onHand = try db.queryOne("SELECT on_hand FROM products WHERE hub = ? AND sku = ?", hub, sku)?.int(
+        0),
+      onHand < quantity
+    else { return }
+    logger.warning(
+      "order takes more than is on hand",
+      [
+        "hub": hub, "sku": sku, "order.id": orderId, "stock.onHand": "\(onHand)",
+        "order.quantity": "\(quantity)",
+      ])
   }
 
   /// Moves `quantity` into (or, negative, out of) what is held; nil when the product is gone.
