@@ -10,7 +10,7 @@ CONFIGURATION ?= release
 BIN_DIR ?= $(CURDIR)/.build/$(CONFIGURATION)
 DEPLOY := deploy/local
 RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
-SOURCES := Package.swift Shared Services Tests
+SOURCES := Package.swift Shared Services Tests Benchmarks
 
 # If swift is not on PATH, use the toolchain at /opt/swift (fresh machines of our kind).
 ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)

@@ -44,17 +44,21 @@ let package = Package(
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
     .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
-    .testTarget(name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
+    .testTarget(
+      name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
     .testTarget(
       name: "GrocerAMQPTests", dependencies: ["GrocerAMQP", "GrocerCore", "GrocerTestSupport"],
       path: "Tests/GrocerAMQPTests"),
     .testTarget(
-      name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"], path: "Tests/GrocerStorageTests"),
-    .testTarget(name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
+      name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"],
+      path: "Tests/GrocerStorageTests"),
+    .testTarget(
+      name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
     .testTarget(
       name: "StockServiceTests",
       dependencies: [
-        "StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport",
+        "StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerTestSupport",
       ],
       path: "Tests/StockServiceTests"),
   ],
