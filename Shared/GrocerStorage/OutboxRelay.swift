@@ -33,6 +33,9 @@ public final class OutboxRelay: LifecycleService {
   private let backlogGauge: Gauge
   private let publishedTotal: Counter
   private let failuresTotal: Counter
+  private let lease: OutboxLease
+  /// Until when this relay's lease is known to hold (renewed when half of it is left).
+  private let leaseValidUntil = Mutex<Date>(.distantPast)
 
   static let initialBackoff: Duration = .milliseconds(100)
   static let maximumBackoff: Duration = .seconds(5)
@@ -41,8 +44,10 @@ public final class OutboxRelay: LifecycleService {
 
   public init(
     database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
-    idlePoll: Duration = .milliseconds(200), logger: Logger, metrics: MetricsRegistry
+    idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 10, logger: Logger,
+    metrics: MetricsRegistry
   ) {
+    self.lease = OutboxLease(owner: RandomIDs().next(), duration: leaseDuration)
     self.database = database
     self.publisher = publisher
     self.batchSize = max(1, batchSize)
@@ -88,6 +93,10 @@ public final class OutboxRelay: LifecycleService {
     await task.value
     watchdog.cancel()
     loop.withLock { $0 = nil }
+    // Let another replica's relay take over at once rather than after the lease expires.
+    let lease = self.lease
+    leaseValidUntil.withLock { $0 = .distantPast }
+    _ = try? await database.writeAsync { try lease.release(in: $0) }
   }
 
   private var shouldStop: Bool { stopping.load(ordering: .acquiring) || Task.isCancelled }
@@ -97,6 +106,10 @@ public final class OutboxRelay: LifecycleService {
     var backoff = Self.initialBackoff
     var typeCounters: [String: Counter] = [:]
     while !shouldStop {
+      guard await holdsLease() else {
+        await pause(for: idlePoll)
+        continue
+      }
       let batch: [Outbox.Entry]
       do {
         let limit = batchSize
@@ -149,6 +162,24 @@ public final class OutboxRelay: LifecycleService {
         "outbox batch published", ["outbox.batch": "\(batch.count)", "outbox.last": "\(last.seq)"])
     }
     logger.info("outbox relay stopped")
+  }
+
+  /// Whether this relay may publish now: it holds the outbox lease (renewed when half of it is
+  /// gone, so an idle relay writes no more than every few seconds).
+  private func holdsLease() async -> Bool {
+    let now = Date()
+    if leaseValidUntil.withLock({ $0 }) > now.addingTimeInterval(lease.duration / 2) { return true }
+    let lease = self.lease
+    do {
+      // Look first: while another relay holds it, this one only reads.
+      if try await database.readAsync({ try lease.heldByAnother(at: now, in: $0) }) { return false }
+      guard try await database.writeAsync({ try lease.acquire(at: now, in: $0) }) else { return false }
+      leaseValidUntil.withLock { $0 = now.addingTimeInterval(lease.duration) }
+      return true
+    } catch {
+      logger.error("outbox lease failed", ["error": "\(error)"])
+      return false
+    }
   }
 
   /// Sleeps for `duration`, returning early only when the relay is stopping (commits do not

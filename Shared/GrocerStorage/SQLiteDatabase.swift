@@ -247,7 +247,8 @@ private final class ConnectionSlot: @unchecked Sendable {
   init(_ connection: SQLiteConnection) { self.connection = connection }
 }
 
-/// The tables every service gets: the transactional outbox and the consumer inbox.
+/// The tables every service gets: the transactional outbox, the lease that lets one relay at a
+/// time publish it, and the consumer inbox.
 enum FrameworkSchema {
   static let sql = """
     CREATE TABLE IF NOT EXISTS outbox (
@@ -268,5 +269,10 @@ enum FrameworkSchema {
       PRIMARY KEY (consumer, message_id)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS inbox_processed_at ON inbox (processed_at);
+    CREATE TABLE IF NOT EXISTS outbox_lease (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      owner TEXT NOT NULL,
+      expires_at REAL NOT NULL
+    );
     """
 }
