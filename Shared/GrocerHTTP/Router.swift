@@ -198,7 +198,7 @@ public struct Router: HTTPResponder {
       switch entry.handler {
       case .sync(let handler): return run(&request, handler)
       case .async: return nil
-      case .memoryFirst(let fromMemory, _): return runFromMemory(request, fromMemory)
+      case .memoryFirst(let fromMemory, _): return runFromMemory(&request, fromMemory)
       }
     }
   }
@@ -213,7 +213,8 @@ public struct Router: HTTPResponder {
       case .sync(let handler): return run(&request, handler)
       case .async(let handler): return await runAsync(&request, handler)
       case .memoryFirst(let fromMemory, let otherwise):
-        if let response = runFromMemory(request, fromMemory) { return response }
+        var attempt = request
+        if let response = runFromMemory(&attempt, fromMemory) { return response }
         return await runAsync(&request, otherwise)
       }
     }
@@ -232,10 +233,9 @@ public struct Router: HTTPResponder {
   }
 
   /// Runs the middleware and a memory handler; nil (and no `after` hooks) when memory cannot
-  /// answer, so the caller runs the whole chain again on the async path. `before` hooks have no
-  /// side effects, which makes running them twice harmless.
-  private func runFromMemory(_ original: HTTPRequest, _ handler: Route.MemoryHandler) -> HTTPResponse? {
-    var request = original
+  /// answer, so the caller runs the whole chain again on the async path, from its own copy of
+  /// the request. `before` hooks have no side effects, which makes running them twice harmless.
+  private func runFromMemory(_ request: inout HTTPRequest, _ handler: Route.MemoryHandler) -> HTTPResponse? {
     var response: HTTPResponse
     do {
       for interceptor in middleware { try interceptor.before(&request) }

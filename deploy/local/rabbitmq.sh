@@ -94,7 +94,9 @@ start() {
   if ! live_pid >/dev/null; then
     rm -f "$RABBITMQ_PID_FILE"
     log "starting $RABBITMQ_NODENAME on 127.0.0.1:$PORT (state in $BASE)"
-    "$BIN/rabbitmq-server" -detached
+    # The detached node (and epmd) must not keep the caller's stdout/stderr open: a caller that
+    # reads them to the end (a test starting the broker) would wait for the node to exit.
+    "$BIN/rabbitmq-server" -detached </dev/null >>"$RABBITMQ_LOG_BASE/detached.log" 2>&1
   else
     log "node process $(live_pid) is running; waiting for it"
   fi
