@@ -45,34 +45,31 @@ public final class HTTPServer: LifecycleService {
       .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
       .init(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
     ]
+    /// Starts the daemon bound to the socket address in `pointer` (IPv4 or IPv6).
+    func startDaemon(_ pointer: UnsafeMutableRawPointer) -> OpaquePointer? {
+      options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: pointer))
+      options.append(.init(option: .END, value: 0, ptr_value: nil))
+      return grocer_mhd_start_daemon(
+        flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog, options)
+    }
     let started: OpaquePointer?
-    var address4 = sockaddr_in()
-    var address6 = sockaddr_in6()
     if config.host.contains(":") {
       flags |= MHD_USE_IPv6.rawValue
-      address6.sin6_family = sa_family_t(AF_INET6)
-      address6.sin6_port = in_port_t(UInt16(config.port).bigEndian)
-      guard inet_pton(AF_INET6, config.host, &address6.sin6_addr) == 1 else {
+      var address = sockaddr_in6()
+      address.sin6_family = sa_family_t(AF_INET6)
+      address.sin6_port = in_port_t(UInt16(config.port).bigEndian)
+      guard inet_pton(AF_INET6, config.host, &address.sin6_addr) == 1 else {
         throw HTTPServerError.invalidHost(config.host)
       }
-      started = withUnsafeMutablePointer(to: &address6) { pointer in
-        options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(pointer)))
-        options.append(.init(option: .END, value: 0, ptr_value: nil))
-        return grocer_mhd_start_daemon(
-          flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog, options)
-      }
+      started = withUnsafeMutablePointer(to: &address) { startDaemon(UnsafeMutableRawPointer($0)) }
     } else {
-      address4.sin_family = sa_family_t(AF_INET)
-      address4.sin_port = in_port_t(UInt16(config.port).bigEndian)
-      guard inet_pton(AF_INET, config.host, &address4.sin_addr) == 1 else {
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = in_port_t(UInt16(config.port).bigEndian)
+      guard inet_pton(AF_INET, config.host, &address.sin_addr) == 1 else {
         throw HTTPServerError.invalidHost(config.host)
       }
-      started = withUnsafeMutablePointer(to: &address4) { pointer in
-        options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(pointer)))
-        options.append(.init(option: .END, value: 0, ptr_value: nil))
-        return grocer_mhd_start_daemon(
-          flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog, options)
-      }
+      started = withUnsafeMutablePointer(to: &address) { startDaemon(UnsafeMutableRawPointer($0)) }
     }
     guard let started else {
       throw HTTPServerError.startFailed(host: config.host, port: config.port)
