@@ -37,6 +37,9 @@ public final class OutboxRelay: LifecycleService {
   /// Until when this relay's lease is known to hold (renewed when half of it is left).
   private let leaseValidUntil = Mutex<Date>(.distantPast)
 
+  /// A lease with less than this left is renewed before the next batch (longer than the
+  /// publisher's 30 s confirm time-out).
+  static let leaseRenewalMargin: TimeInterval = 40
   static let initialBackoff: Duration = .milliseconds(100)
   static let maximumBackoff: Duration = .seconds(5)
   /// How long `shutdown` lets a batch in flight finish before cancelling it.
@@ -44,7 +47,7 @@ public final class OutboxRelay: LifecycleService {
 
   public init(
     database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
-    idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 10, logger: Logger,
+    idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 60, logger: Logger,
     metrics: MetricsRegistry
   ) {
     self.lease = OutboxLease(owner: RandomIDs().next(), duration: leaseDuration)
@@ -164,11 +167,14 @@ public final class OutboxRelay: LifecycleService {
     logger.info("outbox relay stopped")
   }
 
-  /// Whether this relay may publish now: it holds the outbox lease (renewed when half of it is
-  /// gone, so an idle relay writes no more than every few seconds).
+  /// Whether this relay may publish now: it holds the outbox lease (60 s by default; a replica
+  /// that crashed holding it is taken over when it expires, one that stops releases it).
   private func holdsLease() async -> Bool {
     let now = Date()
-    if leaseValidUntil.withLock({ $0 }) > now.addingTimeInterval(lease.duration / 2) { return true }
+    // Renewed while more than a publish's time-out (30 s) is left, so a batch never outlives
+    // the lease and another replica's relay cannot take over in the middle of it.
+    let margin = min(Self.leaseRenewalMargin, lease.duration / 2)
+    if leaseValidUntil.withLock({ $0 }) > now.addingTimeInterval(margin) { return true }
     let lease = self.lease
     do {
       // Look first: while another relay holds it, this one only reads.

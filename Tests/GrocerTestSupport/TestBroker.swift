@@ -87,7 +87,9 @@ public enum TestBroker {
     let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, &cArguments, environ)
     guard spawned == 0 else { throw BrokerUnavailable(output: "posix_spawn failed: \(spawned)") }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+    while waitpid(pid, &status, 0) == -1 {
+      guard errno == EINTR else { throw BrokerUnavailable(output: "waitpid failed: errno \(errno)") }
+    }
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     // WIFEXITED / WEXITSTATUS by hand (they are macros).
     let exitCode: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)

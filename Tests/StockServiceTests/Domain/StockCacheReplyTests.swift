@@ -63,3 +63,31 @@ import Testing
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
   }
 }
+
+@Suite struct StockCacheBoundsTests {
+  @Test func aRefreshWithAnotherCountForgetsTheRepliesThatHoldTheOldOne() {
+    let cache = StockCache(timeToLive: 30)
+    let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+    var lookup = cache.lookup(hub: "h1", skus: ["p1"], now: start)
+    let rows = [StockRow(sku: "p1", count: 5, sequence: 7)]
+    cache.fill(hub: "h1", rows: rows, readAt: start, generation: lookup.generation)
+    lookup.resolve(skus: ["p1"], rows: rows, readAt: start)
+    let reply = StockReplyWriter.reply(skus: ["p1"], lookup: lookup, now: start, timeToLive: 30)
+    cache.remember(reply, hub: "h1", query: "ids=p1", lookup: lookup)
+    // Another replica changed it; its event is late, but a read brought the new count here.
+    cache.fill(
+      hub: "h1", rows: [StockRow(sku: "p1", count: 3, sequence: 8)], readAt: start + 1,
+      generation: cache.generation)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1", now: start + 2) == nil)
+  }
+
+  @Test func theEntriesOfAHubAreBounded() {
+    let cache = StockCache(timeToLive: 30)
+    let now = Date(timeIntervalSinceReferenceDate: 800_000_000)
+    for batch in 0..<6 {
+      let rows = (0..<10_000).map { StockRow(sku: "x\(batch)-\($0)", count: nil, sequence: 0) }
+      cache.fill(hub: "h1", rows: rows, readAt: now, generation: cache.generation)
+    }
+    #expect(cache.entryCount <= StockCache.maximumEntriesPerHub)
+  }
+}

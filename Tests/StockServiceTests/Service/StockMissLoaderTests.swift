@@ -21,14 +21,14 @@ import Testing
     }
     let results = try await withThrowingTaskGroup(of: [StockRow].self) { group in
       for _ in 0..<20 {
-        group.addTask { try await loader.rows(hub: "h1", skus: ["p1", "p2"], load: load).rows }
+        group.addTask { try await loader.rows(hub: "h1", skus: ["p1", "p2"], epoch: 0, load: load).rows }
       }
       return try await group.reduce(into: []) { $0.append($1) }
     }
     #expect(calls.skus.withLock { $0.count } == 1)
     #expect(results.allSatisfy { $0.map(\.sku) == ["p1", "p2"] })
     // Once the read finished, the next miss reads again.
-    _ = try await loader.rows(hub: "h1", skus: ["p1"], load: load)
+    _ = try await loader.rows(hub: "h1", skus: ["p1"], epoch: 0, load: load)
     #expect(calls.skus.withLock { $0.count } == 2)
   }
 
@@ -40,9 +40,9 @@ import Testing
       try await Task.sleep(for: .milliseconds(200))
       return (skus.map { StockRow(sku: $0, count: 1, sequence: 1) }, Date())
     }
-    async let first = loader.rows(hub: "h1", skus: ["p1"], load: load)
+    async let first = loader.rows(hub: "h1", skus: ["p1"], epoch: 0, load: load)
     try await Task.sleep(for: .milliseconds(50))
-    let second = try await loader.rows(hub: "h1", skus: ["p1", "p2"], load: load)
+    let second = try await loader.rows(hub: "h1", skus: ["p1", "p2"], epoch: 0, load: load)
     _ = try await first
     #expect(second.rows.map(\.sku) == ["p1", "p2"])
     #expect(calls.skus.withLock { $0 } == [["p1"], ["p2"]])
@@ -52,10 +52,27 @@ import Testing
     struct Broken: Error {}
     let loader = StockMissLoader()
     let failing: StockMissLoader.Load = { _ in throw Broken() }
-    await #expect(throws: Broken.self) { _ = try await loader.rows(hub: "h1", skus: ["p1"], load: failing) }
+    await #expect(throws: Broken.self) {
+      _ = try await loader.rows(hub: "h1", skus: ["p1"], epoch: 0, load: failing)
+    }
     let working: StockMissLoader.Load = { skus in
       (skus.map { StockRow(sku: $0, count: 3, sequence: 1) }, Date())
     }
-    #expect(try await loader.rows(hub: "h1", skus: ["p1"], load: working).rows.first?.count == 3)
+    #expect(try await loader.rows(hub: "h1", skus: ["p1"], epoch: 0, load: working).rows.first?.count == 3)
+  }
+
+  @Test func aRequestThatSawAnInvalidationDoesNotJoinAnOlderRead() async throws {
+    let loader = StockMissLoader()
+    let calls = Calls()
+    let load: StockMissLoader.Load = { skus in
+      calls.skus.withLock { $0.append(skus) }
+      try await Task.sleep(for: .milliseconds(200))
+      return (skus.map { StockRow(sku: $0, count: 1, sequence: 1) }, Date())
+    }
+    async let before = loader.rows(hub: "h1", skus: ["p1"], epoch: 4, load: load)
+    try await Task.sleep(for: .milliseconds(50))
+    _ = try await loader.rows(hub: "h1", skus: ["p1"], epoch: 5, load: load)
+    _ = try await before
+    #expect(calls.skus.withLock { $0.count } == 2)
   }
 }

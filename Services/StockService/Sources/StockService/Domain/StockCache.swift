@@ -61,13 +61,25 @@ public final class StockCache: Sendable {
   /// lookup that returned `generation`.
   public func fill(hub: HubID, rows: [StockRow], readAt: Date, generation: UInt64) {
     let readSeconds = readAt.timeIntervalSinceReferenceDate
-    shard(for: hub).slots.withLock { hubs in
+    let shard = shard(for: hub)
+    shard.slots.withLock { hubs in
       guard generationCounter.load(ordering: .acquiring) == generation else { return }
+      var changed = false
       for row in rows {
         if let existing = hubs[hub]?[row.sku], existing.sequence > row.sequence { continue }
         let count = row.count.map { max(0, $0) } ?? Slot.unknown
+        if let existing = hubs[hub]?[row.sku], existing.count >= 0, existing.count != count { changed = true }
         hubs[hub, default: [:]][row.sku] = Slot(count: count, readAt: readSeconds, sequence: row.sequence)
       }
+      if (hubs[hub]?.count ?? 0) > Self.maximumEntriesPerHub {
+        // Ids come from clients: past the bound the hub starts cold, and fills begun before
+        // this are fenced off as after `removeAll`.
+        hubs[hub] = nil
+        generationCounter.add(1, ordering: .acquiringAndReleasing)
+        changed = true
+      }
+      // A remembered reply must not show a count older than one the cache now holds.
+      if changed { shard.epoch.add(1, ordering: .acquiringAndReleasing) }
     }
   }
 
@@ -121,6 +133,9 @@ public final class StockCache: Sendable {
       replies[hub] = remembered
     }
   }
+
+  /// Bounds the entries (counts, unknown ids, invalidation marks) kept per hub.
+  static let maximumEntriesPerHub = 50_000
 
   /// Bound the memory of remembered replies; past either, a hub's replies are forgotten at once.
   static let maximumRepliesPerHub = 4096
@@ -206,8 +221,9 @@ public struct StockLookup: Sendable {
 
   /// Pass to `StockCache.fill` with the rows read for `misses`.
   public let generation: UInt64
-  /// The shard's invalidation epoch when the lookup ran (for `StockCache.remember`).
-  var epoch: UInt64 = 0
+  /// The shard's invalidation epoch when the lookup ran (for `StockCache.remember` and for
+  /// sharing database reads only between requests that saw the same state).
+  public internal(set) var epoch: UInt64 = 0
   /// Counts (≥ 0) or `unknownMark`/`missMark`, one per requested SKU, in request order.
   private(set) var counts: [Int]
   private(set) var readAts: [Double]

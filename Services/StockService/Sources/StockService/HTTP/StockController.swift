@@ -60,7 +60,7 @@ struct StockController: Sendable {
     var lookup = cache.lookup(hub: hub, skus: skus, now: now)
     if !lookup.isComplete {
       let (cache, clock, generation) = (self.cache, self.clock, lookup.generation)
-      let (rows, readAt) = try await misses.rows(hub: hub, skus: lookup.misses) { skus in
+      let (rows, readAt) = try await misses.rows(hub: hub, skus: lookup.misses, epoch: lookup.epoch) { skus in
         let readAt = clock.now()
         let rows = try await stored { try $0.counts(hub: hub, skus: skus) }
         cache.fill(hub: hub, rows: rows, readAt: readAt, generation: generation)

@@ -13,7 +13,9 @@ final class StockMissLoader: Sendable {
     var readAt: Date
   }
 
-  private let inFlight = Mutex<[Key: Task<Loaded, any Error>]>([:])
+  /// Reads in flight, with the cache epoch their request saw: a request that missed because an
+  /// entry was invalidated must not join a read that may have begun before the change.
+  private let inFlight = Mutex<[Key: (task: Task<Loaded, any Error>, epoch: UInt64)]>([:])
 
   private struct Key: Hashable {
     var hub: HubID
@@ -23,13 +25,15 @@ final class StockMissLoader: Sendable {
   /// The rows for `skus` at `hub` and the oldest time they were read: those already being read
   /// are awaited, the rest are read with one call of `load`, which later callers for the same
   /// SKUs share until it finishes.
-  func rows(hub: HubID, skus: [SKU], load: @escaping Load) async throws -> (rows: [StockRow], readAt: Date) {
+  func rows(hub: HubID, skus: [SKU], epoch: UInt64, load: @escaping Load) async throws -> (
+    rows: [StockRow], readAt: Date
+  ) {
     var waits: [Task<Loaded, any Error>] = []
     let own: Task<Loaded, any Error>? = inFlight.withLock { map in
       var mine: [SKU] = []
       for sku in skus {
-        if let running = map[Key(hub: hub, sku: sku)] {
-          if !waits.contains(running) { waits.append(running) }
+        if let running = map[Key(hub: hub, sku: sku)], running.epoch == epoch {
+          if !waits.contains(running.task) { waits.append(running.task) }
         } else {
           mine.append(sku)
         }
@@ -41,7 +45,7 @@ final class StockMissLoader: Sendable {
           rows: Dictionary(rows.map { ($0.sku, $0) }, uniquingKeysWith: { first, _ in first }), readAt: readAt
         )
       }
-      for sku in mine { map[Key(hub: hub, sku: sku)] = task }
+      for sku in mine { map[Key(hub: hub, sku: sku)] = (task, epoch) }
       return task
     }
     var found: [SKU: StockRow] = [:]
@@ -53,7 +57,7 @@ final class StockMissLoader: Sendable {
     if let own {
       let result = await own.result
       inFlight.withLock { map in
-        for (key, task) in map where key.hub == hub && task == own { map[key] = nil }
+        for sku in skus where map[Key(hub: hub, sku: sku)]?.task == own { map[Key(hub: hub, sku: sku)] = nil }
       }
       take(try result.get())
     }
