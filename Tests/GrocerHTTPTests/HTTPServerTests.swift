@@ -106,6 +106,13 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 
 func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 
+/// What a fresh connection gets for `GET /sync`: proof the server is still up after abuse.
+func stillAnswers(_ port: Int) throws -> RawConnection.Response? {
+  let next = try RawConnection(port: port)
+  next.write(get("/sync"))
+  return next.readResponse()
+}
+
 /// Opens once an async handler has started, so a test can act while it is in flight.
 final class Gate: Sendable {
   private let opened = Atomic(false)
@@ -178,9 +185,7 @@ final class Gate: Sendable {
       connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n")
       connection.write([UInt8](repeating: 0x41, count: 100_000))
       let refused = connection.readResponse()
-      let next = try RawConnection(port: port)
-      next.write(get("/sync"))
-      return (refused, next.readResponse())
+      return (refused, try stillAnswers(port))
     }
     #expect(refused?.status == 413)
     #expect(refused?.headers["content-type"] == "application/problem+json")
@@ -198,9 +203,7 @@ final class Gate: Sendable {
       for _ in 0..<2 { connection.write(chunk) }
       connection.write("10\r\n" + String(repeating: "z", count: 16) + "\r\n0\r\n\r\n")
       let refused = connection.readResponse()
-      let next = try RawConnection(port: port)
-      next.write(get("/sync"))
-      return (refused, next.readResponse())
+      return (refused, try stillAnswers(port))
     }
     #expect(refused?.status == 413)
     #expect(after?.status == 200)
@@ -216,9 +219,7 @@ final class Gate: Sendable {
       let chunk = "8000\r\n" + String(repeating: "y", count: 0x8000) + "\r\n"
       var wrote = 0
       for _ in 0..<320 where connection.write(chunk) { wrote += 1 }
-      let next = try RawConnection(port: port)
-      next.write(get("/sync"))
-      return (wrote, next.readResponse())
+      return (wrote, try stillAnswers(port))
     }
     #expect(wrote < 320)
     #expect(after?.status == 200)
@@ -233,9 +234,7 @@ final class Gate: Sendable {
       let big = String(repeating: "h", count: 100_000)
       connection.write("GET /sync HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
       let refused = connection.readResponse()
-      let next = try RawConnection(port: port)
-      next.write(get("/sync"))
-      return (refused, next.readResponse())
+      return (refused, try stillAnswers(port))
     }
     #expect((refused?.status ?? 431) >= 400)
     #expect(after?.status == 200)

@@ -10,15 +10,19 @@ import Testing
     let skus = Mutex<[[SKU]]>([])
   }
 
+  /// A read that takes 200 ms and records which SKUs it was asked for.
+  private func slowLoad(_ calls: Calls, count: Int = 1, readAt: Date = Date()) -> StockMissLoader.Load {
+    { skus in
+      calls.skus.withLock { $0.append(skus) }
+      try await Task.sleep(for: .milliseconds(200))
+      return (skus.map { StockRow(sku: $0, count: count, sequence: 1) }, readAt)
+    }
+  }
+
   @Test func requestsMissingTheSameEntriesTogetherShareOneRead() async throws {
     let loader = StockMissLoader()
     let calls = Calls()
-    let readAt = Date(timeIntervalSinceReferenceDate: 1000)
-    let load: StockMissLoader.Load = { skus in
-      calls.skus.withLock { $0.append(skus) }
-      try await Task.sleep(for: .milliseconds(200))
-      return (skus.map { StockRow(sku: $0, count: 7, sequence: 1) }, readAt)
-    }
+    let load = slowLoad(calls, count: 7, readAt: Date(timeIntervalSinceReferenceDate: 1000))
     let results = try await withThrowingTaskGroup(of: [StockRow].self) { group in
       for _ in 0..<20 {
         group.addTask { try await loader.rows(hub: "h1", skus: ["p1", "p2"], epoch: 0, load: load).rows }
@@ -35,11 +39,7 @@ import Testing
   @Test func onlyTheEntriesNotAlreadyBeingReadAreRead() async throws {
     let loader = StockMissLoader()
     let calls = Calls()
-    let load: StockMissLoader.Load = { skus in
-      calls.skus.withLock { $0.append(skus) }
-      try await Task.sleep(for: .milliseconds(200))
-      return (skus.map { StockRow(sku: $0, count: 1, sequence: 1) }, Date())
-    }
+    let load = slowLoad(calls)
     async let first = loader.rows(hub: "h1", skus: ["p1"], epoch: 0, load: load)
     try await Task.sleep(for: .milliseconds(50))
     let second = try await loader.rows(hub: "h1", skus: ["p1", "p2"], epoch: 0, load: load)
@@ -64,11 +64,7 @@ import Testing
   @Test func aRequestThatSawAnInvalidationDoesNotJoinAnOlderRead() async throws {
     let loader = StockMissLoader()
     let calls = Calls()
-    let load: StockMissLoader.Load = { skus in
-      calls.skus.withLock { $0.append(skus) }
-      try await Task.sleep(for: .milliseconds(200))
-      return (skus.map { StockRow(sku: $0, count: 1, sequence: 1) }, Date())
-    }
+    let load = slowLoad(calls)
     async let before = loader.rows(hub: "h1", skus: ["p1"], epoch: 4, load: load)
     try await Task.sleep(for: .milliseconds(50))
     _ = try await loader.rows(hub: "h1", skus: ["p1"], epoch: 5, load: load)

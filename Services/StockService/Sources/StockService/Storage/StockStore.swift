@@ -395,15 +395,9 @@ public final class StockStore: Sendable {
       if state == .committed {
         // The goods leave: on hand and held both go down; what is available does not move,
         // but the version does, so caches and carts see the new on-hand count's event.
-        try warnIfOversold(hub: hub, sku: sku, quantity: quantity, orderId: orderId, db)
-        try db.execute(
-          """
-          UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
-            updated_at = ? WHERE hub = ? AND sku = ?
-          """, quantity, quantity, clock.now().timeIntervalSince1970, hub, sku)
-        movement =
-          db.changes == 0
-          ? nil : try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db).movement
+        movement = try takeGoods(
+          hub: hub, sku: sku, quantity: quantity, heldToo: true, orderId: orderId, reason: reason,
+          correlationID, db)
       } else {
         movement = try moveHeld(hub: hub, sku: sku, by: -quantity, reason: reason, correlationID, db)
       }
@@ -421,18 +415,30 @@ public final class StockStore: Sendable {
       clock.now().timeIntervalSince1970, orderId)
     var movements: [StockMovement] = []
     for line in try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId) {
-      let sku = try line.string(0)
-      try warnIfOversold(hub: hub, sku: sku, quantity: try line.int(1), orderId: orderId, db)
-      try db.execute(
-        "UPDATE products SET on_hand = MAX(0, on_hand - ?), version = version + 1, updated_at = ? WHERE hub = ? AND sku = ?",
-        try line.int(1), clock.now().timeIntervalSince1970, hub, sku)
-      if db.changes > 0 {
-        movements.append(
-          try publishStockChanged(hub: hub, sku: sku, reason: "orderConfirmedLate", correlationID, db)
-            .movement)
+      if let movement = try takeGoods(
+        hub: hub, sku: try line.string(0), quantity: try line.int(1), heldToo: false, orderId: orderId,
+        reason: "orderConfirmedLate", correlationID, db)
+      {
+        movements.append(movement)
       }
     }
     return movements
+  }
+
+  /// Takes a paid order's `quantity` off on hand (and off held, when it was still held), never
+  /// below 0, and publishes the new count; nil when the product is gone.
+  private func takeGoods(
+    hub: HubID, sku: SKU, quantity: Int, heldToo: Bool, orderId: String, reason: String,
+    _ correlationID: String?, _ db: SQLiteConnection
+  ) throws -> StockMovement? {
+    try warnIfOversold(hub: hub, sku: sku, quantity: quantity, orderId: orderId, db)
+    try db.execute(
+      """
+      UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
+        updated_at = ? WHERE hub = ? AND sku = ?
+      """, quantity, heldToo ? quantity : 0, clock.now().timeIntervalSince1970, hub, sku)
+    guard db.changes > 0 else { return nil }
+    return try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db).movement
   }
 
   /// Says so when a paid order takes more than the shelf holds (a stock take or a damage report
