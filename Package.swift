@@ -23,6 +23,8 @@ let package = Package(
     .target(name: "GrocerAMQP", dependencies: ["GrocerCore", "CRabbitMQ"], path: "Shared/GrocerAMQP"),
     .target(name: "GrocerStorage", dependencies: ["GrocerCore", "CSQLite"], path: "Shared/GrocerStorage"),
     .target(name: "GrocerAuth", dependencies: ["GrocerCore", "COpenSSL"], path: "Shared/GrocerAuth"),
+    // What services say to each other: event payloads, request/reply messages, shared values.
+    .target(name: "GrocerContracts", dependencies: ["GrocerCore"], path: "Shared/GrocerContracts"),
     .executableTarget(
       name: "grocer-token", dependencies: ["GrocerCore", "GrocerAuth"], path: "Shared/Tools/grocer-token"),
 
@@ -34,7 +36,7 @@ let package = Package(
     // StockService.
     .target(
       name: "StockService",
-      dependencies: ["GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      dependencies: ["GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
       path: "Services/StockService/Sources/StockService"),
     .executableTarget(
       name: "stock-service", dependencies: ["StockService", "GrocerCore"],
@@ -57,7 +59,7 @@ let package = Package(
     .testTarget(
       name: "StockServiceTests",
       dependencies: [
-        "StockService", "GrocerCore", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
         "GrocerTestSupport",
       ],
       path: "Tests/StockServiceTests"),

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerAuth
+import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerStorage

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerAuth
+import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerStorage

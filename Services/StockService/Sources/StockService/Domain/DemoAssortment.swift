@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 
 /// A deterministic demo assortment: hubs `h1`, `h2`, `h3` in Berlin, about 3,000 products with

@@ -1,3 +1,5 @@
+import GrocerContracts
+
 /// Everything StockService's rules can refuse, each with a stable machine `code` (problem+json's
 /// `code`) and a human `detail`.
 ///
@@ -133,5 +135,15 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   /// Keeps echoed client input short in messages.
   private static func clip(_ text: String) -> String {
     text.count <= 70 ? text : String(text.prefix(67)) + "…"
+  }
+}
+
+extension DomainError {
+  /// The same refusal for a rule of the shared contract.
+  public init(_ error: ContractError) {
+    switch error {
+    case .invalidHours(let why): self = .invalidHours(why)
+    case .invalidUnitPrice(let why): self = .invalidUnitPrice(why)
+    }
   }
 }

@@ -1,3 +1,5 @@
+import GrocerContracts
+
 /// Body of staff `PUT /v1/hubs/{hub}`: `{ name?, hours, pricing, currency? }`, creating or
 /// replacing a hub. Unknown fields are refused.
 ///
@@ -30,7 +32,7 @@ public struct HubUpsert: StrictBody, Hashable {
     if let existing, existing.currency != currency {
       throw .currencyMismatch(field: "currency", expected: existing.currency, got: currency)
     }
-    try hours.validate()
+    do { try hours.validate() } catch { throw DomainError(error) }
     try pricing.validate(currency: currency)
     return Hub(id: id, name: name, hours: hours, pricing: pricing, currency: currency)
   }

@@ -1,3 +1,4 @@
+import GrocerContracts
 import GrocerCore
 
 /// Body of staff `PUT /v1/hubs/{hub}/products/{sku}`: `{ name, price, deposit?, unitPrice? }`.

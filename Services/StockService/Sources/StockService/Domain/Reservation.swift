@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 
 /// One line of a reservation: `{ "sku": "p1", "quantity": 2 }` (1…99).
 public struct ReservationLine: Codable, Hashable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 
 /// An in-memory hub stock ledger with reservations, built on `ReservationRules`: the reference
 /// model of what the SQLite store must do, and usable as the in-memory store in tests.

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import Synchronization
 
 /// The in-memory cache of stock counts that answers `GET /v1/hubs/{hub}/stock`, the hot path.

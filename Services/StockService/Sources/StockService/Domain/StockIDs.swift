@@ -1,3 +1,5 @@
+import GrocerContracts
+
 /// Parsing of the `ids` query value of `GET /v1/hubs/{hub}/stock`.
 public enum StockIDs {
   public static let maximumCount = 100

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 
 /// The bytes and headers of one stock reply.

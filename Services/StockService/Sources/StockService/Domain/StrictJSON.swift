@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 
 /// Request bodies that refuse unknown top-level fields and list the ones they know.
@@ -31,6 +32,8 @@ public enum StrictJSON {
       return try JSON.decoder().decode(type, from: data)
     } catch let error as DomainError {
       throw error
+    } catch let error as ContractError {
+      throw DomainError(error)
     } catch let error as DecodingError {
       throw map(error, data: data)
     } catch {

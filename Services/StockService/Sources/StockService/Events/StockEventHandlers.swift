@@ -1,5 +1,6 @@
 import Foundation
 import GrocerAMQP
+import GrocerContracts
 import GrocerCore
 
 /// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and

@@ -1,3 +1,4 @@
+import GrocerContracts
 import Synchronization
 
 /// The hubs this replica knows exist, kept in memory so the hot path never asks the database

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import Synchronization
 
 /// Reads missed counts from the database at most once at a time per (hub, SKU): when a popular

@@ -39,7 +39,7 @@ public struct OpeningHours: Codable, Hashable, Sendable {
   public static let maximumIntervals = 28
 
   /// Known time zone, `opens` not `24:00`, no empty interval, at most 28 intervals.
-  public func validate() throws(DomainError) {
+  public func validate() throws(ContractError) {
     guard TimeZone(identifier: timeZone) != nil else {
       throw .invalidHours("`timeZone` `\(timeZone.prefix(64))` is not an IANA time zone")
     }
@@ -133,7 +133,7 @@ public struct HoursStatus: Codable, Hashable, Sendable {
     self.closesAt = closesAt
   }
 
-  static let closed = HoursStatus(isOpen: false, opensAt: nil, closesAt: nil)
+  public static let closed = HoursStatus(isOpen: false, opensAt: nil, closesAt: nil)
 
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
@@ -148,14 +148,14 @@ public enum Weekday: String, Codable, Hashable, Sendable, CaseIterable {
   case mon, tue, wed, thu, fri, sat, sun
 
   /// From `Calendar`'s numbering (1 = Sunday … 7 = Saturday).
-  init(calendarWeekday: Int) {
+  public init(calendarWeekday: Int) {
     self = [.sun, .mon, .tue, .wed, .thu, .fri, .sat][(calendarWeekday - 1 + 7) % 7]
   }
 
   public init(from decoder: any Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let day = Weekday(rawValue: text) else {
-      throw DomainError.invalidHours(
+      throw ContractError.invalidHours(
         "`day` must be one of mon, tue, wed, thu, fri, sat, sun, got `\(text.prefix(16))`")
     }
     self = day
@@ -204,7 +204,8 @@ public struct LocalTime: Codable, Hashable, Sendable, Comparable, CustomStringCo
   public init(from decoder: any Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let time = LocalTime(text) else {
-      throw DomainError.invalidHours("times must be HH:MM between 00:00 and 24:00, got `\(text.prefix(16))`")
+      throw ContractError.invalidHours(
+        "times must be HH:MM between 00:00 and 24:00, got `\(text.prefix(16))`")
     }
     self = time
   }

@@ -22,22 +22,12 @@ public enum Identifier {
   }
 
   @inline(__always)
-  static func isAllowed(_ byte: UInt8) -> Bool {
+  public static func isAllowed(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
       UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
       true
     default: false
     }
-  }
-
-  /// Throws `invalidSKU` unless `sku` follows the rule.
-  public static func validateSKU(_ sku: String) throws(DomainError) {
-    guard isValid(sku) else { throw .invalidSKU(sku) }
-  }
-
-  /// Throws `invalidHubID` unless `hub` follows the rule.
-  public static func validateHub(_ hub: String) throws(DomainError) {
-    guard isValid(hub) else { throw .invalidHubID(hub) }
   }
 }

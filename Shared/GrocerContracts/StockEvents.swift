@@ -47,12 +47,6 @@ public struct StockChanged: Codable, Hashable, Sendable {
     self.reason = reason
   }
 
-  public init(hub: HubID, product: Product, available: Int, reason: String?) {
-    self.init(
-      hub: hub, sku: product.sku, name: product.name, available: available, price: product.price,
-      deposit: product.deposit, unitPrice: product.unitPrice, reason: reason)
-  }
-
   public static func subject(hub: HubID, sku: SKU) -> String { hub + "/" + sku }
 
   /// The envelope for this payload; `version` is the product's version after the change.
@@ -111,10 +105,13 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
 
   public var orderId: String
   public var hub: HubID?
+  /// The customer who placed the order (CartService empties their cart at `hub`).
+  public var userId: String?
 
-  public init(orderId: String, hub: HubID?) {
+  public init(orderId: String, hub: HubID?, userId: String? = nil) {
     self.orderId = orderId
     self.hub = hub
+    self.userId = userId
   }
 
   /// The outcome in `envelope`, or nil if the envelope is not an order outcome.
