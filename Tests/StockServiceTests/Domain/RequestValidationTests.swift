@@ -38,7 +38,7 @@ import Testing
   func stockSetDecodesStrictly(json: String, code: String?, expected: Int) throws {
     var count = -1
     let result = errorCode { () throws(DomainError) in
-      count = try StrictJSON.decode(StockSet.self, from: data(json)).validate()
+      count = try StockSet.decodeStrict(from: data(json)).validate()
     }
     #expect(result == code)
     if code == nil { #expect(count == expected) }
@@ -46,20 +46,19 @@ import Testing
 
   @Test func wrongTypeNamesTheFieldAndWhatWasExpected() {
     #expect(throws: DomainError.wrongType(field: "available", expected: "an integer")) {
-      try StrictJSON.decode(StockSet.self, from: data(#"{"available":"3"}"#))
+      try StockSet.decodeStrict(from: data(#"{"available":"3"}"#))
     }
     #expect(throws: DomainError.wrongType(field: "price.minorUnits", expected: "an integer")) {
-      try StrictJSON.decode(
-        ProductUpsert.self, from: data(#"{"name":"M","price":{"minorUnits":1.5,"currency":"EUR"}}"#))
+      try ProductUpsert.decodeStrict(from: data(#"{"name":"M","price":{"minorUnits":1.5,"currency":"EUR"}}"#))
     }
     #expect(throws: DomainError.wrongType(field: "available", expected: "an integer")) {
-      try StrictJSON.decode(StockSet.self, from: data(#"{"available":2.5}"#))
+      try StockSet.decodeStrict(from: data(#"{"available":2.5}"#))
     }
     #expect(throws: DomainError.unknownField("avaliable")) {
-      try StrictJSON.decode(StockSet.self, from: data(#"{"avaliable":3,"available":1}"#))
+      try StockSet.decodeStrict(from: data(#"{"avaliable":3,"available":1}"#))
     }
     #expect(throws: DomainError.missingField("price.currency")) {
-      try StrictJSON.decode(ProductUpsert.self, from: data(#"{"name":"Milch","price":{"minorUnits":1}}"#))
+      try ProductUpsert.decodeStrict(from: data(#"{"name":"Milch","price":{"minorUnits":1}}"#))
     }
   }
 
@@ -78,7 +77,7 @@ import Testing
   func stockAdjustmentDecodesAndValidates(json: String, code: String?) {
     #expect(
       errorCode { () throws(DomainError) in
-        try StrictJSON.decode(StockAdjustment.self, from: data(json)).validate()
+        try StockAdjustment.decodeStrict(from: data(json)).validate()
       } == code)
   }
 
@@ -128,7 +127,7 @@ import Testing
   func productUpsertValidates(json: String, code: String?) {
     #expect(
       errorCode { () throws(DomainError) in
-        try StrictJSON.decode(ProductUpsert.self, from: data(json)).validate(sku: "p1", currency: "EUR")
+        try ProductUpsert.decodeStrict(from: data(json)).validate(sku: "p1", currency: "EUR")
       } == code)
   }
 
@@ -186,7 +185,7 @@ import Testing
     }
     #expect(
       errorCode { () throws(DomainError) in
-        try StrictJSON.decode(HubUpsert.self, from: data(json)).validate(hub: "h1", existing: nil)
+        try HubUpsert.decodeStrict(from: data(json)).validate(hub: "h1", existing: nil)
       } == code)
   }
 

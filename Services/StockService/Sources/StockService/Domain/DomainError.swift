@@ -1,4 +1,6 @@
+import Foundation
 import GrocerContracts
+import GrocerCore
 
 /// Everything StockService's rules can refuse, each with a stable machine `code` (problem+json's
 /// `code`) and a human `detail`.
@@ -145,5 +147,28 @@ extension DomainError {
     case .invalidHours(let why): self = .invalidHours(why)
     case .invalidUnitPrice(let why): self = .invalidUnitPrice(why)
     }
+  }
+}
+
+extension DomainError {
+  /// The same refusal for a body that could not be read; a rule a nested decoder broke keeps
+  /// its own code.
+  public init(_ error: BodyError) {
+    switch error {
+    case .malformedJSON(let why): self = .malformedJSON(why)
+    case .wrongType(let field, let expected): self = .wrongType(field: field, expected: expected)
+    case .missingField(let field): self = .missingField(field)
+    case .unknownField(let field): self = .unknownField(field)
+    case .rule(let error as DomainError): self = error
+    case .rule(let error as ContractError): self = DomainError(error)
+    case .rule: self = .malformedJSON("unreadable")
+    }
+  }
+}
+
+extension StrictBody {
+  /// Decodes a body strictly, answering StockService's errors.
+  public static func decodeStrict(from data: Data) throws(DomainError) -> Self {
+    do { return try StrictJSON.decode(Self.self, from: data) } catch { throw DomainError(error) }
   }
 }

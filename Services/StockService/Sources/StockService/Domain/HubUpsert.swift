@@ -1,4 +1,5 @@
 import GrocerContracts
+import GrocerCore
 
 /// Body of staff `PUT /v1/hubs/{hub}`: `{ name?, hours, pricing, currency? }`, creating or
 /// replacing a hub. Unknown fields are refused.

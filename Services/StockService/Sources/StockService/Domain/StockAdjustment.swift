@@ -1,3 +1,5 @@
+import GrocerCore
+
 /// Body of staff `POST /v1/hubs/{hub}/stock/{sku}/adjustments`: `{ "delta": -3,
 /// "reason": "damaged" }`. Unknown fields are refused; an unknown reason is `invalidReason`.
 public struct StockAdjustment: StrictBody, Hashable {

@@ -1,3 +1,5 @@
+import GrocerCore
+
 /// Body of staff `PUT /v1/hubs/{hub}/stock/{sku}`: `{ "available": 12 }`, the count found at a
 /// stock take. Unknown fields are refused.
 public struct StockSet: StrictBody, Hashable {

@@ -25,7 +25,7 @@ extension HTTPRequest {
       throw HTTPError.unsupportedMediaType(detail: "send the body as application/json")
     }
     do {
-      return try StrictJSON.decode(type, from: Data(body))
+      return try T.decodeStrict(from: Data(body))
     } catch {
       throw error.httpError
     }

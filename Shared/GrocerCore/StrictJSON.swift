@@ -1,6 +1,4 @@
 import Foundation
-import GrocerContracts
-import GrocerCore
 
 /// Request bodies that refuse unknown top-level fields and list the ones they know.
 public protocol StrictBody: Decodable, Sendable {
@@ -8,7 +6,19 @@ public protocol StrictBody: Decodable, Sendable {
   static var allowedKeys: Set<String> { get }
 }
 
-/// Decoding of client JSON that answers with a precise `DomainError` instead of a
+/// Why a client's JSON body was refused, before any rule of the service looked at it.
+///
+/// `rule` carries an error a type's own decoder threw (an unknown weekday, say), so the service
+/// can answer it with its own code.
+public enum BodyError: Error, Sendable {
+  case malformedJSON(String)
+  case wrongType(field: String, expected: String)
+  case missingField(String)
+  case unknownField(String)
+  case rule(any Error & Sendable)
+}
+
+/// Decoding of client JSON that answers with a precise `BodyError` instead of a
 /// `DecodingError`.
 ///
 /// Decisions, all tested: a string `"3"` or `true` where an integer is expected is `wrongType`;
@@ -19,7 +29,7 @@ public protocol StrictBody: Decodable, Sendable {
 /// stable). Nested objects (`Money`, `hours`) are not checked for extra keys.
 public enum StrictJSON {
   /// Decodes a `StrictBody`, rejecting unknown top-level keys first.
-  public static func decode<T: StrictBody>(_ type: T.Type, from data: Data) throws(DomainError) -> T {
+  public static func decode<T: StrictBody>(_ type: T.Type, from data: Data) throws(BodyError) -> T {
     try rejectUnknownKeys(in: data, allowed: T.allowedKeys)
     return try decodeAllowingUnknownKeys(type, from: data)
   }
@@ -27,23 +37,19 @@ public enum StrictJSON {
   /// Decodes any `Decodable` with the wire configuration (`JSON.decoder()`), mapping errors.
   public static func decodeAllowingUnknownKeys<T: Decodable>(
     _ type: T.Type, from data: Data
-  ) throws(DomainError) -> T {
+  ) throws(BodyError) -> T {
     do {
       return try JSON.decoder().decode(type, from: data)
-    } catch let error as DomainError {
-      throw error
-    } catch let error as ContractError {
-      throw DomainError(error)
     } catch let error as DecodingError {
       throw map(error, data: data)
     } catch {
-      throw .malformedJSON("unreadable")
+      throw .rule(error)
     }
   }
 
   /// Throws `unknownField` if the top-level JSON object has a key outside `allowed`,
   /// `malformedJSON` if `data` is not JSON, `wrongType(field: "body")` if it is not an object.
-  public static func rejectUnknownKeys(in data: Data, allowed: Set<String>) throws(DomainError) {
+  public static func rejectUnknownKeys(in data: Data, allowed: Set<String>) throws(BodyError) {
     let object: Any
     do {
       object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
@@ -58,7 +64,7 @@ public enum StrictJSON {
     }
   }
 
-  static func map(_ error: DecodingError, data: Data) -> DomainError {
+  static func map(_ error: DecodingError, data: Data) -> BodyError {
     switch error {
     case .typeMismatch(let type, let context):
       return .wrongType(field: path(context.codingPath), expected: describe(type))

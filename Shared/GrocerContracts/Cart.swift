@@ -1,0 +1,343 @@
+import Foundation
+import GrocerCore
+
+/// The whole priced cart, exactly as every CartService reply carries it (SPEC.md, CartService),
+/// and as OrderService receives it over request/reply and returns it in a 409:
+///
+/// ```
+/// { "hub", "version",
+///   "lines": [ { "sku", "name", "quantity", "unitPrice", "deposit", "lineTotal" } ],
+///   "adjustments": [ { "sku", "kind", "to"?, "from"?, "code"?, "version" } ],
+///   "promo": { "code", "description", "applied", "notice" } | null,
+///   "totals": { "subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total" },
+///   "blocker": null | { "kind": "belowMinimum", "missing" } | { "kind": "hubClosed", "opensAt" } }
+/// ```
+public struct CartView: Codable, Hashable, Sendable {
+  public var hub: HubID
+  public var version: Int64
+  public var lines: [CartLineView]
+  public var adjustments: [CartAdjustment]
+  public var promo: CartPromoView?
+  public var totals: CartTotals
+  public var blocker: CartBlocker?
+
+  public init(
+    hub: HubID, version: Int64, lines: [CartLineView], adjustments: [CartAdjustment], promo: CartPromoView?,
+    totals: CartTotals, blocker: CartBlocker?
+  ) {
+    self.hub = hub
+    self.version = version
+    self.lines = lines
+    self.adjustments = adjustments
+    self.promo = promo
+    self.totals = totals
+    self.blocker = blocker
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(hub, forKey: .hub)
+    try container.encode(version, forKey: .version)
+    try container.encode(lines, forKey: .lines)
+    try container.encode(adjustments, forKey: .adjustments)
+    try container.encode(promo, forKey: .promo)
+    try container.encode(totals, forKey: .totals)
+    try container.encode(blocker, forKey: .blocker)
+  }
+}
+
+/// One line: `{ "sku", "name", "quantity", "unitPrice", "deposit": Money | null, "lineTotal" }`;
+/// `lineTotal` is unit price × quantity (the deposit is summed apart).
+public struct CartLineView: Codable, Hashable, Sendable {
+  public var sku: SKU
+  public var name: String
+  public var quantity: Int
+  public var unitPrice: Money
+  public var deposit: Money?
+  public var lineTotal: Money
+
+  public init(sku: SKU, name: String, quantity: Int, unitPrice: Money, deposit: Money?, lineTotal: Money) {
+    self.sku = sku
+    self.name = name
+    self.quantity = quantity
+    self.unitPrice = unitPrice
+    self.deposit = deposit
+    self.lineTotal = lineTotal
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(sku, forKey: .sku)
+    try container.encode(name, forKey: .name)
+    try container.encode(quantity, forKey: .quantity)
+    try container.encode(unitPrice, forKey: .unitPrice)
+    try container.encode(deposit, forKey: .deposit)
+    try container.encode(lineTotal, forKey: .lineTotal)
+  }
+}
+
+/// A change the server made to a cart on its own, tagged with the cart version that introduced
+/// it:
+/// `{ "sku", "kind": "outOfStock", "version" }`, `{ "sku", "kind": "reduced", "to": 2, "version" }`,
+/// `{ "sku", "kind": "priceChanged", "from": Money, "to": Money, "version" }`,
+/// `{ "kind": "promoRemoved", "code": "SPRING", "version" }`.
+public struct CartAdjustment: Codable, Hashable, Sendable {
+  public enum Change: Hashable, Sendable {
+    case outOfStock(sku: SKU)
+    case reduced(sku: SKU, to: Int)
+    case priceChanged(sku: SKU, from: Money, to: Money)
+    case promoRemoved(code: String)
+  }
+
+  public var change: Change
+  public var version: Int64
+
+  public init(_ change: Change, version: Int64) {
+    self.change = change
+    self.version = version
+  }
+
+  /// The SKU the change is about (nil for `promoRemoved`).
+  public var sku: SKU? {
+    switch change {
+    case .outOfStock(let sku), .reduced(let sku, _), .priceChanged(let sku, _, _): sku
+    case .promoRemoved: nil
+    }
+  }
+
+  public var kind: String {
+    switch change {
+    case .outOfStock: "outOfStock"
+    case .reduced: "reduced"
+    case .priceChanged: "priceChanged"
+    case .promoRemoved: "promoRemoved"
+    }
+  }
+
+  enum CodingKeys: String, CodingKey { case sku, kind, to, from, code, version }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    version = try container.decode(Int64.self, forKey: .version)
+    let kind = try container.decode(String.self, forKey: .kind)
+    switch kind {
+    case "outOfStock": change = .outOfStock(sku: try container.decode(SKU.self, forKey: .sku))
+    case "reduced":
+      change = .reduced(
+        sku: try container.decode(SKU.self, forKey: .sku), to: try container.decode(Int.self, forKey: .to))
+    case "priceChanged":
+      change = .priceChanged(
+        sku: try container.decode(SKU.self, forKey: .sku), from: try container.decode(Money.self, forKey: .from),
+        to: try container.decode(Money.self, forKey: .to))
+    case "promoRemoved": change = .promoRemoved(code: try container.decode(String.self, forKey: .code))
+    default:
+      throw DecodingError.dataCorruptedError(
+        forKey: .kind, in: container, debugDescription: "unknown adjustment kind \(kind)")
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    switch change {
+    case .outOfStock(let sku):
+      try container.encode(sku, forKey: .sku)
+    case .reduced(let sku, let to):
+      try container.encode(sku, forKey: .sku)
+      try container.encode(to, forKey: .to)
+    case .priceChanged(let sku, let from, let to):
+      try container.encode(sku, forKey: .sku)
+      try container.encode(from, forKey: .from)
+      try container.encode(to, forKey: .to)
+    case .promoRemoved(let code):
+      try container.encode(code, forKey: .code)
+    }
+    try container.encode(kind, forKey: .kind)
+    try container.encode(version, forKey: .version)
+  }
+}
+
+/// The cart's promo code: `{ "code", "description", "applied", "notice": String | null }`.
+/// `applied` is false (and `notice` says why) while its condition does not hold.
+public struct CartPromoView: Codable, Hashable, Sendable {
+  public var code: String
+  public var description: String
+  public var applied: Bool
+  public var notice: String?
+
+  public init(code: String, description: String, applied: Bool, notice: String?) {
+    self.code = code
+    self.description = description
+    self.applied = applied
+    self.notice = notice
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(code, forKey: .code)
+    try container.encode(description, forKey: .description)
+    try container.encode(applied, forKey: .applied)
+    try container.encode(notice, forKey: .notice)
+  }
+}
+
+/// `{ "subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total" }`, where
+/// total = subtotal − discount + deposit + deliveryFee + smallBasketFee.
+public struct CartTotals: Codable, Hashable, Sendable {
+  public var subtotal: Money
+  public var deposit: Money
+  public var deliveryFee: Money
+  public var smallBasketFee: Money
+  public var discount: Money
+  public var total: Money
+
+  public init(
+    subtotal: Money, deposit: Money, deliveryFee: Money, smallBasketFee: Money, discount: Money, total: Money
+  ) {
+    self.subtotal = subtotal
+    self.deposit = deposit
+    self.deliveryFee = deliveryFee
+    self.smallBasketFee = smallBasketFee
+    self.discount = discount
+    self.total = total
+  }
+
+  public static func zero(_ currency: String) -> CartTotals {
+    let zero = Money.zero(currency)
+    return CartTotals(
+      subtotal: zero, deposit: zero, deliveryFee: zero, smallBasketFee: zero, discount: zero, total: zero)
+  }
+}
+
+/// Why checkout is blocked: `{ "kind": "belowMinimum", "missing": Money }` or
+/// `{ "kind": "hubClosed", "opensAt": time | null }`.
+public enum CartBlocker: Codable, Hashable, Sendable {
+  case belowMinimum(missing: Money)
+  case hubClosed(opensAt: Date?)
+
+  enum CodingKeys: String, CodingKey { case kind, missing, opensAt }
+
+  public var kind: String {
+    switch self {
+    case .belowMinimum: "belowMinimum"
+    case .hubClosed: "hubClosed"
+    }
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    switch try container.decode(String.self, forKey: .kind) {
+    case "belowMinimum": self = .belowMinimum(missing: try container.decode(Money.self, forKey: .missing))
+    case "hubClosed": self = .hubClosed(opensAt: try container.decodeIfPresent(Date.self, forKey: .opensAt))
+    case let kind:
+      throw DecodingError.dataCorruptedError(
+        forKey: .kind, in: container, debugDescription: "unknown blocker kind \(kind)")
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(kind, forKey: .kind)
+    switch self {
+    case .belowMinimum(let missing): try container.encode(missing, forKey: .missing)
+    case .hubClosed(let opensAt): try container.encode(opensAt, forKey: .opensAt)
+    }
+  }
+}
+
+/// Request/reply on the queue `cart.checkout`: what OrderService asks CartService at checkout.
+public enum CartCheckoutQueue {
+  public static let name = "cart.checkout"
+}
+
+/// `{ "kind": "price", "userId", "hub", "cartVersion"? }` → the priced cart and whether it is
+/// still `cartVersion`; `{ "kind": "applyCounts", "userId", "hub", "counts": [ { "sku",
+/// "available" } ] }` → after a reservation shortfall, clamps that cart to the counts StockService
+/// answered (with `reduced`/`outOfStock` adjustments and a new version) and returns it.
+public struct CartCheckoutRequest: Codable, Hashable, Sendable {
+  public enum Kind: String, Codable, Hashable, Sendable {
+    case price, applyCounts
+  }
+
+  /// One count StockService reported.
+  public struct Count: Codable, Hashable, Sendable {
+    public var sku: SKU
+    public var available: Int
+
+    public init(sku: SKU, available: Int) {
+      self.sku = sku
+      self.available = available
+    }
+  }
+
+  public var kind: Kind
+  public var userId: String
+  public var hub: HubID
+  public var cartVersion: Int64?
+  public var counts: [Count]?
+  public var correlationId: String?
+
+  public init(
+    kind: Kind, userId: String, hub: HubID, cartVersion: Int64? = nil, counts: [Count]? = nil,
+    correlationId: String? = nil
+  ) {
+    self.kind = kind
+    self.userId = userId
+    self.hub = hub
+    self.cartVersion = cartVersion
+    self.counts = counts
+    self.correlationId = correlationId
+  }
+}
+
+/// `{ "cart": CartView, "matches": Bool }`, `matches` telling whether `cart.version` is the
+/// `cartVersion` asked about; or `{ "error": { "code", "detail" } }` (`unknownHub`, `badRequest`).
+public struct CartCheckoutReply: Codable, Hashable, Sendable {
+  public var cart: CartView?
+  public var matches: Bool
+  public var error: RemoteError?
+
+  public init(cart: CartView?, matches: Bool, error: RemoteError? = nil) {
+    self.cart = cart
+    self.matches = matches
+    self.error = error
+  }
+}
+
+/// Event types CartService publishes.
+public enum CartEventType {
+  /// Every new version of a cart: `CartChanged`, subject `cart/<user>/<hub>`, sequence the version.
+  public static let cartChanged = "cart.changed"
+  public static let source = "cart-service"
+}
+
+/// Payload of `cart.changed`: who, where, the new version, the lines and why it changed
+/// (`customer`, `promo`, `stock`, `price`, `hub`, `orderConfirmed`, `shortfall`).
+public struct CartChanged: Codable, Hashable, Sendable {
+  public struct Line: Codable, Hashable, Sendable {
+    public var sku: SKU
+    public var quantity: Int
+
+    public init(sku: SKU, quantity: Int) {
+      self.sku = sku
+      self.quantity = quantity
+    }
+  }
+
+  public var userId: String
+  public var hub: HubID
+  public var version: Int64
+  public var lines: [Line]
+  public var promo: String?
+  public var reason: String
+
+  public init(userId: String, hub: HubID, version: Int64, lines: [Line], promo: String?, reason: String) {
+    self.userId = userId
+    self.hub = hub
+    self.version = version
+    self.lines = lines
+    self.promo = promo
+    self.reason = reason
+  }
+
+  public static func subject(userId: String, hub: HubID) -> String { "cart/\(userId)/\(hub)" }
+}
