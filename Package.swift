@@ -8,6 +8,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .executable(name: "stock-service", targets: ["stock-service"]),
+    .executable(name: "cart-service", targets: ["cart-service"]),
     .executable(name: "grocer-token", targets: ["grocer-token"]),
   ],
   targets: [
@@ -42,6 +43,15 @@ let package = Package(
       name: "stock-service", dependencies: ["StockService", "GrocerCore"],
       path: "Services/StockService/Sources/stock-service"),
 
+    // CartService.
+    .target(
+      name: "CartService",
+      dependencies: ["GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      path: "Services/CartService/Sources/CartService"),
+    .executableTarget(
+      name: "cart-service", dependencies: ["CartService", "GrocerCore"],
+      path: "Services/CartService/Sources/cart-service"),
+
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
@@ -63,6 +73,13 @@ let package = Package(
         "GrocerTestSupport",
       ],
       path: "Tests/StockServiceTests"),
+    .testTarget(
+      name: "CartServiceTests",
+      dependencies: [
+        "CartService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerTestSupport",
+      ],
+      path: "Tests/CartServiceTests"),
   ],
   swiftLanguageModes: [.v6]
 )

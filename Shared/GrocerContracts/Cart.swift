@@ -127,7 +127,8 @@ public struct CartAdjustment: Codable, Hashable, Sendable {
         sku: try container.decode(SKU.self, forKey: .sku), to: try container.decode(Int.self, forKey: .to))
     case "priceChanged":
       change = .priceChanged(
-        sku: try container.decode(SKU.self, forKey: .sku), from: try container.decode(Money.self, forKey: .from),
+        sku: try container.decode(SKU.self, forKey: .sku),
+        from: try container.decode(Money.self, forKey: .from),
         to: try container.decode(Money.self, forKey: .to))
     case "promoRemoved": change = .promoRemoved(code: try container.decode(String.self, forKey: .code))
     default:

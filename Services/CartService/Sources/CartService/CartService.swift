@@ -1,0 +1,92 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// A wired CartService: its HTTP responder (for in-process tests) and the long-running parts in
+/// start order (for `ServiceGroup`).
+public struct CartServiceApp: Sendable {
+  public let router: Router
+  public let store: CartStore
+  public let http: HTTPServer
+  /// Database relay, broker connections, consumers, sweepers and HTTP, in the order they start.
+  public let services: [any LifecycleService]
+  public let metrics: MetricsRegistry
+
+  /// Runs until SIGTERM/SIGINT, then drains HTTP, consumers and the relay, in reverse order.
+  public func run(logger: Logger) async throws {
+    try await ServiceGroup(services: services, logger: logger).run()
+  }
+}
+
+/// The composition root: builds every part of CartService from its configuration.
+///
+/// Tests call it with a temporary data directory, a manual clock and sequential ids.
+public func buildCartService(
+  configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry()
+) throws -> CartServiceApp {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
+  let store = CartStore(
+    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold, logger: logger)
+
+  let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  let publisher = AMQPPublisher(
+    configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
+  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
+
+  let events = CartEventHandler(store: store, consumer: configuration.serviceName, logger: logger)
+  let consumer = AMQPConsumer(
+    configuration: amqp.named("\(configuration.serviceName)-events"),
+    queue: QueueSpec(name: configuration.serviceName, bindingKeys: CartEventHandler.bindingKeys),
+    logger: logger, metrics: metrics, handler: events.handle)
+
+  let checkout = CheckoutResponder(store: store, logger: logger)
+  let rpcServer = AMQPRPCServer(
+    configuration: amqp.named("\(configuration.serviceName)-checkout"), queue: configuration.checkoutQueue,
+    logger: logger, handler: checkout.handle)
+
+  let rpcClient = AMQPRPCClient(
+    configuration: amqp.named("\(configuration.serviceName)-catalogue"), logger: logger,
+    name: "catalogue-client")
+  let sync = CatalogueSync(
+    store: store, client: rpcClient, queue: configuration.catalogueQueue,
+    timeout: .milliseconds(Int(configuration.catalogueTimeout * 1000)), logger: logger)
+
+  let sweeper = PeriodicTask(
+    name: "promo-sweeper", interval: .milliseconds(Int(configuration.promoSweepInterval * 1000)),
+    logger: logger
+  ) {
+    let removed = try await runBlocking { try store.removeExpiredPromotions() }
+    if removed > 0 { logger.info("expired promo codes removed from carts", ["carts": "\(removed)"]) }
+  }
+  let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
+    _ = try await runBlocking { try store.purgeInbox(olderThan: clock.now().addingTimeInterval(-7 * 86_400)) }
+  }
+
+  let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
+  var router = Router(
+    middleware: [
+      RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
+      MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
+    ], logger: logger)
+  router.add(CartController(store: store).routes)
+  router.addOperationalRoutes(registry: metrics) {
+    [
+      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "broker": publisher.isConnected && consumer.isConnected && rpcServer.isConnected,
+    ]
+  }
+  let http = HTTPServer(
+    configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8082),
+    responder: router, logger: logger)
+
+  return CartServiceApp(
+    router: router, store: store, http: http,
+    services: [publisher, relay, consumer, rpcServer, rpcClient, sync, sweeper, inboxPurge, http],
+    metrics: metrics)
+}

@@ -1,0 +1,129 @@
+import Foundation
+import GrocerAMQP
+import GrocerContracts
+import GrocerCore
+
+/// Applies what CartService consumes: `stock.changed` and `hub.changed` to the catalogue copy
+/// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after
+/// the effect and its inbox row are committed; a payload that cannot be read is dead-lettered.
+struct CartEventHandler: Sendable {
+  let store: CartStore
+  let consumer: String
+  let logger: Logger
+
+  static let bindingKeys = [
+    StockEventType.stockChanged, StockEventType.hubChanged, StockEventType.orderConfirmed,
+  ]
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    let envelope: EventEnvelope
+    do {
+      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+    } catch {
+      logger.warning(
+        "undecodable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      return .reject
+    }
+    let (store, consumer) = (self.store, self.consumer)
+    let work: @Sendable () throws -> Void
+    do {
+      switch envelope.type {
+      case StockEventType.stockChanged:
+        let event = try envelope.payload(as: StockChanged.self)
+        work = {
+          let carts = try store.applyStockChanged(
+            event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
+            correlationID: envelope.correlationId)
+          if carts > 0 {
+            logger.info("carts adjusted", ["hub": event.hub, "sku": event.sku, "carts": "\(carts)"])
+          }
+        }
+      case StockEventType.hubChanged:
+        let event = try envelope.payload(as: HubChanged.self)
+        work = {
+          _ = try store.applyHubChanged(
+            event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
+            correlationID: envelope.correlationId)
+        }
+      case StockEventType.orderConfirmed:
+        let outcome = try envelope.payload(as: OrderOutcome.self)
+        guard let user = outcome.userId, let hub = outcome.hub else {
+          logger.warning(
+            "order.confirmed without userId or hub; no cart to empty", ["order.id": outcome.orderId])
+          return .ack
+        }
+        work = {
+          _ = try store.applyOrderConfirmed(
+            user: user, hub: hub, messageID: envelope.id, consumer: consumer,
+            correlationID: envelope.correlationId)
+        }
+      default:
+        return .ack
+      }
+    } catch {
+      logger.warning(
+        "event with an unreadable payload dead-lettered", ["error": "\(error)", "event.type": envelope.type])
+      return .reject
+    }
+    do {
+      try await runBlocking(work)
+      return .ack
+    } catch {
+      logger.error(
+        "event failed; it will be redelivered", ["error": "\(error)", "event.type": envelope.type])
+      return .retry
+    }
+  }
+}
+
+/// Answers OrderService's checkout questions over request/reply (`CartCheckoutRequest`).
+struct CheckoutResponder: Sendable {
+  let store: CartStore
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> Data {
+    let reply: CartCheckoutReply
+    do {
+      let request = try JSON.decode(CartCheckoutRequest.self, from: delivery.body)
+      reply = await answer(request, correlationID: request.correlationId ?? delivery.correlationID)
+    } catch {
+      reply = CartCheckoutReply(
+        cart: nil, matches: false,
+        error: RemoteError(code: "badRequest", detail: "unreadable request: \(error)"))
+    }
+    return (try? JSON.encode(reply)) ?? Data("{}".utf8)
+  }
+
+  private func answer(_ request: CartCheckoutRequest, correlationID: String?) async -> CartCheckoutReply {
+    guard Identifier.isValid(request.hub), !request.userId.isEmpty else {
+      return CartCheckoutReply(
+        cart: nil, matches: false,
+        error: RemoteError(code: "badRequest", detail: "`hub` and `userId` are required"))
+    }
+    let store = self.store
+    do {
+      switch request.kind {
+      case .price:
+        let (cart, matches) = try await runBlocking {
+          try store.checkout(user: request.userId, hub: request.hub, version: request.cartVersion)
+        }
+        return CartCheckoutReply(cart: cart, matches: matches)
+      case .applyCounts:
+        let counts = request.counts ?? []
+        let cart = try await runBlocking {
+          try store.applyCounts(
+            user: request.userId, hub: request.hub, counts: counts, correlationID: correlationID)
+        }
+        return CartCheckoutReply(cart: cart, matches: request.cartVersion == cart.version)
+      }
+    } catch let error as CartError {
+      return CartCheckoutReply(
+        cart: nil, matches: false, error: RemoteError(code: error.code, detail: error.detail))
+    } catch {
+      logger.error("checkout question failed", ["error": "\(error)", "hub": request.hub])
+      return CartCheckoutReply(
+        cart: nil, matches: false,
+        error: RemoteError(code: "unavailable", detail: "the cart could not be read; ask again"))
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// CartService's HTTP API: the customer's cart at a hub, and staff promo codes.
+///
+/// Every cart route needs a token; the cart is the token's `sub`'s, so another user's cart is
+/// simply never addressed. Writes run on the database's writer, one transaction each.
+struct CartController: Sendable {
+  let store: CartStore
+
+  var routes: [Route] {
+    [
+      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, .async(getCart)),
+      Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, .async(putItem)),
+      Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, .async(putPromo)),
+      Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), .async(getPromotion)),
+      Route("PUT", "/v1/promos/{code}", auth: .roles([.staff]), .async(putPromotion)),
+      Route("DELETE", "/v1/promos/{code}", auth: .roles([.staff]), .async(deletePromotion)),
+    ]
+  }
+
+  /// Body of `PUT …/cart/items/{sku}`.
+  struct QuantityBody: StrictBody {
+    static let allowedKeys: Set<String> = ["quantity"]
+    var quantity: Int
+  }
+
+  /// Body of `PUT …/cart/promo`: `{ "code": "SPRING" }` or `{ "code": null }`.
+  struct PromoBody: StrictBody {
+    static let allowedKeys: Set<String> = ["code"]
+    var code: String?
+
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      // The key must be there; `null` removes the code.
+      guard container.contains(.code) else {
+        throw DecodingError.keyNotFound(
+          CodingKeys.code, .init(codingPath: [], debugDescription: "`code` is required"))
+      }
+      code = try container.decode(String?.self, forKey: .code)
+    }
+
+    enum CodingKeys: String, CodingKey { case code }
+  }
+
+  @Sendable func getCart(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let (user, hub) = try Self.owner(request)
+    let seen = try Self.seenVersion(request)
+    return try await stored { try $0.cart(user: user, hub: hub, seenVersion: seen) }
+  }
+
+  @Sendable func putItem(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let (user, hub) = try Self.owner(request)
+    let sku = try request.pathParameter("sku")
+    guard Identifier.isValid(sku) else { throw Self.http(.unknownProduct(sku)) }
+    let seen = try Self.seenVersion(request)
+    let body = try Self.decode(QuantityBody.self, request)
+    let correlation = request.requestID
+    return try await stored {
+      try $0.setQuantity(
+        user: user, hub: hub, sku: sku, quantity: body.quantity, seenVersion: seen, correlationID: correlation
+      )
+    }
+  }
+
+  @Sendable func putPromo(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let (user, hub) = try Self.owner(request)
+    let seen = try Self.seenVersion(request)
+    let body = try Self.decode(PromoBody.self, request)
+    let correlation = request.requestID
+    return try await stored {
+      try $0.setPromo(user: user, hub: hub, code: body.code, seenVersion: seen, correlationID: correlation)
+    }
+  }
+
+  @Sendable func getPromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let code = try Self.code(request)
+    guard let promo = try await run({ try $0.promotion(code) }) else {
+      throw Self.http(.promotionNotFound(code))
+    }
+    return try HTTPResponse.json(value: promo)
+  }
+
+  @Sendable func putPromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let code = try Self.code(request)
+    let body = try Self.decode(PromotionUpsert.self, request)
+    let promo: Promotion
+    do { promo = try body.validate(code: code) } catch { throw Self.http(error) }
+    try Self.requireStaff(request, for: promo)
+    let correlation = request.requestID
+    let created = try await run { try $0.upsertPromotion(promo, correlationID: correlation) }
+    return try HTTPResponse.json(status: created ? 201 : 200, value: promo)
+  }
+
+  @Sendable func deletePromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let code = try Self.code(request)
+    if let existing = try await run({ try $0.promotion(code) }) {
+      try Self.requireStaff(request, for: existing)
+    }
+    let correlation = request.requestID
+    guard try await run({ try $0.deletePromotion(code, correlationID: correlation) }) else {
+      throw Self.http(.promotionNotFound(code))
+    }
+    return HTTPResponse(status: 204)
+  }
+
+  // MARK: Helpers
+
+  /// The caller (the route demanded a token) and the path's hub; a hub id that cannot exist is
+  /// as unknown as one that does not.
+  static func owner(_ request: HTTPRequest) throws -> (user: String, hub: HubID) {
+    guard let principal = request.principal else { throw HTTPError.unauthorized() }
+    let hub = try request.pathParameter("hub")
+    guard Identifier.isValid(hub) else { throw http(.unknownHub(hub)) }
+    return (principal.subject, hub)
+  }
+
+  static func code(_ request: HTTPRequest) throws -> String {
+    let raw = try request.pathParameter("code")
+    guard let code = Promotion.normalize(raw) else { throw http(.invalidPromoCode(raw)) }
+    return code
+  }
+
+  /// Staff may define codes for the hubs they run; a code for every hub needs `hubs: ["*"]`.
+  static func requireStaff(_ request: HTTPRequest, for promo: Promotion) throws {
+    guard let principal = request.principal else { throw HTTPError.unauthorized() }
+    let allowed = promo.hubs.map { $0.allSatisfy(principal.isStaff(of:)) } ?? principal.hubs.contains("*")
+    guard allowed else {
+      throw HTTPError.forbidden(detail: "this token may not define promo codes for those hubs")
+    }
+  }
+
+  static func seenVersion(_ request: HTTPRequest) throws -> Int64? {
+    guard let text = request.query["seenVersion"] else { return nil }
+    guard let value = Int64(text), value >= 0 else { throw http(.invalidSeenVersion(text)) }
+    return value
+  }
+
+  static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
+    let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
+    guard contentType.hasPrefix("application/json") || contentType.contains("+json") else {
+      throw HTTPError.unsupportedMediaType(detail: "send the body as application/json")
+    }
+    do { return try T.decodeCartBody(from: Data(request.body)) } catch { throw http(error) }
+  }
+
+  /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A
+  /// broken rule becomes its problem; storage trouble (busy, I/O) a 503 with `Retry-After`.
+  func run<T: Sendable>(_ body: @escaping @Sendable (CartStore) throws -> T) async throws -> T {
+    let store = self.store
+    do {
+      return try await runBlocking { try body(store) }
+    } catch let error as CartError {
+      throw Self.http(error)
+    } catch let error as StorageError {
+      throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the cart database is busy (\(error))")
+    }
+  }
+
+  /// `run` for a call that answers the whole cart.
+  func stored(_ body: @escaping @Sendable (CartStore) throws -> CartView) async throws -> HTTPResponse {
+    try HTTPResponse.json(value: try await run(body))
+  }
+
+  static func http(_ error: CartError) -> HTTPError {
+    switch error.kind {
+    case .malformed: .badRequest(code: error.code, detail: error.detail)
+    case .invalid: .unprocessable(code: error.code, detail: error.detail)
+    case .notFound: .notFound(code: error.code, detail: error.detail)
+    case .unavailable:
+      HTTPError(status: 503, code: error.code, detail: error.detail, headers: ["Retry-After": "2"])
+    }
+  }
+}

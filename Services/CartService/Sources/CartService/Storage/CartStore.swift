@@ -1,0 +1,639 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+import Synchronization
+
+/// CartService's SQLite storage: the catalogue copy, carts with their lines and adjustments,
+/// and promotions.
+///
+/// Every write runs in one transaction on the single writer, which is what serializes the
+/// writes to one cart: a cart's `version` is read and raised inside the transaction that changes
+/// it, and its `cart.changed` event goes to the outbox in the same transaction. The reply is
+/// rendered inside that transaction too, so it shows exactly the version it created.
+public final class CartStore: Sendable {
+  let database: SQLiteDatabase
+  private let clock: any WallClock
+  private let ids: any IDGenerator
+  private let logger: Logger
+  /// How long a cart in checkout keeps what a reservation took from the counts (see
+  /// `applyProduct`).
+  private let checkoutHold: TimeInterval
+  /// At most this many adjustments are kept per cart (the newest).
+  static let adjustmentsKept = 100
+  private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
+  private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
+
+  public init(
+    database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator,
+    checkoutHold: TimeInterval = 15 * 60,
+    logger: Logger = .discarding()
+  ) {
+    self.database = database
+    self.clock = clock
+    self.ids = ids
+    self.checkoutHold = checkoutHold
+    self.logger = logger
+  }
+
+  // MARK: - Carts
+
+  /// The whole priced cart of `user` at `hub`, with the adjustments newer than `seenVersion`
+  /// (all kept ones when nil). A user without a cart there gets an empty one at version 0.
+  public func cart(user: String, hub: HubID, seenVersion: Int64?) throws -> CartView {
+    try database.read { db in
+      let hubValue = try self.requireHub(hub, in: db)
+      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+    }
+  }
+
+  /// Sets the quantity of `sku` (0 removes it), clamped to what the hub has. A request that
+  /// leaves the cart as it is (the same quantity, the same clamp as last time) changes nothing.
+  public func setQuantity(
+    user: String, hub: HubID, sku: SKU, quantity: Int, seenVersion: Int64?, correlationID: String?
+  ) throws -> CartView {
+    guard CartRules.quantityRange.contains(quantity) else { throw CartError.quantityOutOfRange(quantity) }
+    return try database.write { db in
+      let hubValue = try self.requireHub(hub, in: db)
+      guard let product = try self.product(hub: hub, sku: sku, in: db) else {
+        throw CartError.unknownProduct(sku)
+      }
+      let cart = try self.cartRow(user: user, hub: hub, in: db)
+      let current = try self.lineQuantity(user: user, hub: hub, sku: sku, in: db)
+      let (kept, change) = CartRules.clamp(sku: sku, requested: quantity, available: product.available)
+      var unchanged = kept == current
+      if unchanged, let change {
+        unchanged = try self.lastChange(user: user, hub: hub, sku: sku, in: db) == change
+      }
+      if !unchanged {
+        let version = (cart?.version ?? 0) + 1
+        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
+        if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
+        try self.saveVersion(
+          version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
+          in: db)
+      }
+      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+    }
+  }
+
+  /// Puts promo `code` on the cart (nil removes it). Unknown → `unknownPromotion`; expired or not
+  /// valid at this hub → refused; a minimum subtotal not reached yet → kept with a notice.
+  public func setPromo(
+    user: String, hub: HubID, code: String?, seenVersion: Int64?, correlationID: String?
+  ) throws -> CartView {
+    let now = clock.now()
+    return try database.write { db in
+      let hubValue = try self.requireHub(hub, in: db)
+      var normalized: String?
+      if let code {
+        guard let valid = Promotion.normalize(code), let promo = try self.promotion(valid, in: db) else {
+          throw CartError.unknownPromotion(code.trimmingCharacters(in: .whitespaces))
+        }
+        guard !promo.hasExpired(at: now) else { throw CartError.promotionExpired(promo.code) }
+        guard promo.isValid(at: hub) else {
+          throw CartError.promotionNotValidAtHub(code: promo.code, hub: hub)
+        }
+        normalized = valid
+      }
+      let cart = try self.cartRow(user: user, hub: hub, in: db)
+      if cart?.promo != normalized {
+        try self.saveVersion(
+          (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: "promo",
+          correlationID: correlationID, in: db)
+      }
+      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+    }
+  }
+
+  /// For the checkout question: the priced cart, and whether it is still `version`. When it is,
+  /// the cart is marked as in checkout at that version (see `applyProduct`).
+  public func checkout(user: String, hub: HubID, version: Int64?) throws -> (cart: CartView, matches: Bool) {
+    let now = clock.now()
+    return try database.write { db in
+      let hubValue = try self.requireHub(hub, in: db)
+      let view = try self.render(user: user, hub: hubValue, seenVersion: version, in: db)
+      let matches = version == view.version
+      if matches, view.version > 0 {
+        try db.execute(
+          "UPDATE carts SET checkout_version = ?, checkout_at = ? WHERE user_id = ? AND hub = ?",
+          view.version, now.timeIntervalSince1970, user, hub)
+      }
+      return (view, matches)
+    }
+  }
+
+  /// After a reservation shortfall: clamps `user`'s cart at `hub` to the counts StockService
+  /// reported, with adjustments and a new version if anything moved.
+  public func applyCounts(
+    user: String, hub: HubID, counts: [CartCheckoutRequest.Count], correlationID: String?
+  ) throws -> CartView {
+    try database.write { db in
+      let hubValue = try self.requireHub(hub, in: db)
+      guard let cart = try self.cartRow(user: user, hub: hub, in: db) else {
+        return try self.render(user: user, hub: hubValue, seenVersion: nil, in: db)
+      }
+      var changes: [CartAdjustment.Change] = []
+      for count in counts {
+        let held = try self.lineQuantity(user: user, hub: hub, sku: count.sku, in: db)
+        guard held > 0, count.available < held else { continue }
+        let (kept, change) = CartRules.clamp(
+          sku: count.sku, requested: held, available: max(0, count.available))
+        try self.setLine(user: user, hub: hub, sku: count.sku, quantity: kept, in: db)
+        if let change { changes.append(change) }
+      }
+      guard !changes.isEmpty else {
+        return try self.render(user: user, hub: hubValue, seenVersion: nil, in: db)
+      }
+      let version = cart.version + 1
+      try self.record(changes, user: user, hub: hub, version: version, in: db)
+      try self.saveVersion(
+        version, user: user, hub: hub, promo: cart.promo, reason: "shortfall", correlationID: correlationID,
+        in: db)
+      return try self.render(user: user, hub: hubValue, seenVersion: cart.version, in: db)
+    }
+  }
+
+  // MARK: - Events
+
+  /// Applies `stock.changed` (once per message id): the product copy, then every cart at that
+  /// hub holding it. Returns how many carts got a new version.
+  @discardableResult
+  public func applyStockChanged(
+    _ event: StockChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
+  ) throws -> Int {
+    let now = clock.now()
+    return try database.write { db in
+      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
+      return try self.applyProduct(event, version: version, correlationID: correlationID, now: now, in: db)
+    }
+  }
+
+  /// Applies `hub.changed` (once per message id). A change of pricing, hours or currency gives
+  /// every non-empty cart at the hub a new version (its totals or blocker changed).
+  @discardableResult
+  public func applyHubChanged(
+    _ event: HubChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
+  ) throws -> Int {
+    let now = clock.now()
+    return try database.write { db in
+      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
+      return try self.applyHub(event, version: version, correlationID: correlationID, in: db)
+    }
+  }
+
+  /// Applies `order.confirmed`: `user`'s cart at `hub` is emptied (lines, promo and kept
+  /// adjustments) with a new version. Nothing happens to a cart that is empty already.
+  @discardableResult
+  public func applyOrderConfirmed(
+    user: String, hub: HubID, messageID: String, consumer: String, correlationID: String?
+  ) throws -> Bool {
+    let now = clock.now()
+    return try database.write { db in
+      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db),
+        let cart = try self.cartRow(user: user, hub: hub, in: db)
+      else { return false }
+      let hasLines =
+        try db.queryOne("SELECT 1 FROM cart_lines WHERE user_id = ? AND hub = ? LIMIT 1", user, hub) != nil
+      guard hasLines || cart.promo != nil else { return false }
+      try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", user, hub)
+      try db.execute("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", user, hub)
+      try self.saveVersion(
+        cart.version + 1, user: user, hub: hub, promo: nil, reason: "orderConfirmed",
+        correlationID: correlationID,
+        in: db)
+      return true
+    }
+  }
+
+  // MARK: - Catalogue copy
+
+  /// Whether the catalogue copy was ever filled from StockService (or needs no filling because
+  /// events already brought hubs).
+  public func catalogueSynced() throws -> Bool {
+    try database.read { db in try db.queryOne("SELECT 1 FROM catalogue_sync WHERE id = 1") != nil }
+  }
+
+  /// Applies a page of the catalogue snapshot: each value replaces the copy only if newer, and
+  /// carts are adjusted exactly as the events would have.
+  public func applyCatalogue(hubs: [Versioned<HubChanged>], products: [Versioned<StockChanged>]) throws {
+    let now = clock.now()
+    try database.write { db in
+      for hub in hubs { _ = try self.applyHub(hub.value, version: hub.version, correlationID: nil, in: db) }
+      for product in products {
+        _ = try self.applyProduct(
+          product.value, version: product.version, correlationID: nil, now: now, in: db)
+      }
+    }
+  }
+
+  public func markCatalogueSynced() throws {
+    let now = clock.now()
+    try database.write { db in
+      try db.execute(
+        "INSERT INTO catalogue_sync (id, completed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET completed_at = excluded.completed_at",
+        now.timeIntervalSince1970)
+    }
+  }
+
+  public func hubIDs() throws -> [HubID] {
+    try database.read { db in try db.query("SELECT id FROM hubs ORDER BY id").map { try $0.string(0) } }
+  }
+
+  // MARK: - Promotions
+
+  /// Creates or replaces a promotion; carts holding it get a new version (their discount may
+  /// have changed). Returns whether it was created.
+  @discardableResult
+  public func upsertPromotion(_ promo: Promotion, correlationID: String?) throws -> Bool {
+    let body = try Self.jsonText(promo)
+    return try database.write { db in
+      let existing = try db.queryOne("SELECT body, version FROM promos WHERE code = ?", promo.code)
+      if let existing, try existing.string(0) == body { return false }
+      try db.execute(
+        """
+        INSERT INTO promos (code, body, valid_until, version) VALUES (?, ?, ?, 1)
+        ON CONFLICT (code) DO UPDATE SET body = excluded.body, valid_until = excluded.valid_until,
+          version = promos.version + 1
+        """, promo.code, body, promo.validUntil?.timeIntervalSince1970)
+      if existing != nil {
+        for cart in try self.carts(holdingPromo: promo.code, in: db) {
+          try self.saveVersion(
+            cart.version + 1, user: cart.user, hub: cart.hub, promo: promo.code, reason: "promo",
+            correlationID: correlationID, in: db)
+        }
+      }
+      return existing == nil
+    }
+  }
+
+  public func promotion(_ code: String) throws -> Promotion? {
+    try database.read { db in try self.promotion(code, in: db) }
+  }
+
+  /// Deletes a promotion; every cart holding it loses it with `promoRemoved`. False if unknown.
+  public func deletePromotion(_ code: String, correlationID: String?) throws -> Bool {
+    try database.write { db in
+      guard try db.queryOne("SELECT 1 FROM promos WHERE code = ?", code) != nil else { return false }
+      try self.removePromo(code, correlationID: correlationID, in: db)
+      try db.execute("DELETE FROM promos WHERE code = ?", code)
+      return true
+    }
+  }
+
+  /// Removes promotions that ran out from every cart holding them (`promoRemoved`). Returns how
+  /// many carts changed.
+  @discardableResult
+  public func removeExpiredPromotions() throws -> Int {
+    let now = clock.now()
+    return try database.write { db in
+      let codes = try db.query(
+        """
+        SELECT DISTINCT p.code FROM promos p JOIN carts c ON c.promo_code = p.code
+        WHERE p.valid_until IS NOT NULL AND p.valid_until <= ?
+        """, now.timeIntervalSince1970
+      ).map { try $0.string(0) }
+      var changed = 0
+      for code in codes { changed += try self.removePromo(code, correlationID: nil, in: db) }
+      return changed
+    }
+  }
+
+  // MARK: - Inside transactions
+
+  private static func jsonText(_ value: some Encodable) throws -> String {
+    String(decoding: try JSON.encode(value), as: UTF8.self)
+  }
+
+  struct CartRow {
+    var user: String
+    var hub: HubID
+    var version: Int64
+    var promo: String?
+    var checkoutVersion: Int64?
+    var checkoutAt: Double?
+  }
+
+  struct ProductRow {
+    var name: String
+    var currency: String
+    var price: Int
+    var deposit: Int?
+    var available: Int
+    var version: Int64
+
+    var priceMoney: Money { Money(minorUnits: price, currency: currency) }
+  }
+
+  /// The hub, or `unknownHub` (`catalogueLoading` while the copy has never been filled).
+  private func requireHub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
+    guard let row = try db.queryOne("SELECT version, body FROM hubs WHERE id = ?", id) else {
+      if try db.queryOne("SELECT 1 FROM catalogue_sync WHERE id = 1") == nil {
+        throw CartError.catalogueLoading
+      }
+      throw CartError.unknownHub(id)
+    }
+    let version = try row.int64(0)
+    if let cached = hubCache.withLock({ $0[id] }), cached.version == version { return cached.hub }
+    let hub = try JSON.decode(HubChanged.self, from: row.data(1))
+    hubCache.withLock { $0[id] = (version, hub) }
+    return hub
+  }
+
+  private func promotion(_ code: String, in db: SQLiteConnection) throws -> Promotion? {
+    guard let row = try db.queryOne("SELECT version, body FROM promos WHERE code = ?", code) else {
+      return nil
+    }
+    let version = try row.int64(0)
+    if let cached = promoCache.withLock({ $0[code] }), cached.version == version { return cached.promo }
+    let promo = try JSON.decode(Promotion.self, from: row.data(1))
+    promoCache.withLock { $0[code] = (version, promo) }
+    return promo
+  }
+
+  private func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> ProductRow? {
+    try db.queryOne(
+      "SELECT name, currency, price, deposit, available, version FROM products WHERE hub = ? AND sku = ?",
+      hub, sku
+    ).map {
+      ProductRow(
+        name: try $0.string(0), currency: try $0.string(1), price: try $0.int(2),
+        deposit: try $0.optionalInt(3),
+        available: try $0.int(4), version: try $0.int64(5))
+    }
+  }
+
+  private func cartRow(user: String, hub: HubID, in db: SQLiteConnection) throws -> CartRow? {
+    try db.queryOne(
+      "SELECT version, promo_code, checkout_version, checkout_at FROM carts WHERE user_id = ? AND hub = ?",
+      user, hub
+    ).map {
+      CartRow(
+        user: user, hub: hub, version: try $0.int64(0), promo: try $0.optionalString(1),
+        checkoutVersion: try $0.optionalInt64(2), checkoutAt: try $0.optionalDouble(3))
+    }
+  }
+
+  private func carts(holdingPromo code: String, in db: SQLiteConnection) throws -> [CartRow] {
+    try db.query("SELECT user_id, hub, version FROM carts WHERE promo_code = ?", code).map {
+      CartRow(user: try $0.string(0), hub: try $0.string(1), version: try $0.int64(2), promo: code)
+    }
+  }
+
+  private func lineQuantity(user: String, hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> Int {
+    try db.queryOne(
+      "SELECT quantity FROM cart_lines WHERE user_id = ? AND hub = ? AND sku = ?", user, hub, sku
+    )?.int(0) ?? 0
+  }
+
+  /// Sets a line's quantity (0 deletes it); a new line goes after the others.
+  private func setLine(user: String, hub: HubID, sku: SKU, quantity: Int, in db: SQLiteConnection) throws {
+    if quantity == 0 {
+      try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ? AND sku = ?", user, hub, sku)
+      return
+    }
+    try db.execute(
+      """
+      INSERT INTO cart_lines (user_id, hub, sku, quantity, position)
+      VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(position), 0) + 1 FROM cart_lines WHERE user_id = ?1 AND hub = ?2))
+      ON CONFLICT (user_id, hub, sku) DO UPDATE SET quantity = excluded.quantity
+      """, user, hub, sku, quantity)
+  }
+
+  /// The newest adjustment kept for `sku` in this cart.
+  private func lastChange(user: String, hub: HubID, sku: SKU, in db: SQLiteConnection) throws
+    -> CartAdjustment.Change?
+  {
+    try db.queryOne(
+      """
+      SELECT version, kind, sku, quantity, from_units, to_units, currency, code FROM cart_adjustments
+      WHERE user_id = ? AND hub = ? AND sku = ? ORDER BY version DESC, seq DESC LIMIT 1
+      """, user, hub, sku
+    ).flatMap { try Self.adjustment($0)?.change }
+  }
+
+  /// Writes the cart's new version (creating the row), drops adjustments beyond those kept, and
+  /// puts `cart.changed` in the outbox.
+  private func saveVersion(
+    _ version: Int64, user: String, hub: HubID, promo: String?, reason: String, correlationID: String?,
+    in db: SQLiteConnection
+  ) throws {
+    let now = clock.now()
+    try db.execute(
+      """
+      INSERT INTO carts (user_id, hub, version, promo_code, updated_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (user_id, hub) DO UPDATE SET version = excluded.version, promo_code = excluded.promo_code,
+        updated_at = excluded.updated_at
+      """, user, hub, version, promo, now.timeIntervalSince1970)
+    if version > Int64(Self.adjustmentsKept) {
+      try db.execute(
+        "DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ? AND version <= ?", user, hub,
+        version - Int64(Self.adjustmentsKept))
+    }
+    let lines = try db.query(
+      "SELECT sku, quantity FROM cart_lines WHERE user_id = ? AND hub = ? ORDER BY position", user, hub
+    ).map { CartChanged.Line(sku: try $0.string(0), quantity: try $0.int(1)) }
+    let payload = CartChanged(
+      userId: user, hub: hub, version: version, lines: lines, promo: promo, reason: reason)
+    try Outbox.append(
+      try EventEnvelope(
+        id: ids.next(), type: CartEventType.cartChanged, occurredAt: now, source: CartEventType.source,
+        correlationId: correlationID, subject: CartChanged.subject(userId: user, hub: hub), sequence: version,
+        payload: payload),
+      in: db)
+  }
+
+  private func record(
+    _ changes: [CartAdjustment.Change], user: String, hub: HubID, version: Int64, in db: SQLiteConnection
+  ) throws {
+    for (seq, change) in changes.enumerated() {
+      var sku: String?
+      var quantity: Int?
+      var from: Int?
+      var to: Int?
+      var currency: String?
+      var code: String?
+      switch change {
+      case .outOfStock(let value): sku = value
+      case .reduced(let value, let count):
+        sku = value
+        quantity = count
+      case .priceChanged(let value, let old, let new):
+        sku = value
+        from = old.minorUnits
+        to = new.minorUnits
+        currency = new.currency
+      case .promoRemoved(let value): code = value
+      }
+      try db.execute(
+        """
+        INSERT INTO cart_adjustments (user_id, hub, version, seq, kind, sku, quantity, from_units, to_units, currency, code)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """, user, hub, version, seq, CartAdjustment(change, version: version).kind, sku, quantity, from, to,
+        currency, code)
+    }
+  }
+
+  private static func adjustment(_ row: SQLRow) throws -> CartAdjustment? {
+    let version = try row.int64(0)
+    let sku = try row.optionalString(2) ?? ""
+    let change: CartAdjustment.Change
+    switch try row.string(1) {
+    case "outOfStock": change = .outOfStock(sku: sku)
+    case "reduced": change = .reduced(sku: sku, to: try row.optionalInt(3) ?? 0)
+    case "priceChanged":
+      let currency = try row.optionalString(6) ?? ""
+      change = .priceChanged(
+        sku: sku, from: Money(minorUnits: try row.optionalInt(4) ?? 0, currency: currency),
+        to: Money(minorUnits: try row.optionalInt(5) ?? 0, currency: currency))
+    case "promoRemoved": change = .promoRemoved(code: try row.optionalString(7) ?? "")
+    default: return nil
+    }
+    return CartAdjustment(change, version: version)
+  }
+
+  /// Removes promo `code` from every cart holding it, with `promoRemoved`.
+  @discardableResult
+  private func removePromo(_ code: String, correlationID: String?, in db: SQLiteConnection) throws -> Int {
+    let carts = try carts(holdingPromo: code, in: db)
+    for cart in carts {
+      let version = cart.version + 1
+      try record([.promoRemoved(code: code)], user: cart.user, hub: cart.hub, version: version, in: db)
+      try saveVersion(
+        version, user: cart.user, hub: cart.hub, promo: nil, reason: "promo", correlationID: correlationID,
+        in: db)
+    }
+    return carts.count
+  }
+
+  /// The product copy takes `event` if it is newer; then every cart holding the product is
+  /// clamped to the new count and told about a new price. A count taken by a reservation
+  /// (`reason == "reservation"`) leaves alone the carts in checkout at their current version —
+  /// most likely the very cart being ordered, which the order's outcome empties or leaves as it
+  /// was; every other cart is adjusted at once.
+  private func applyProduct(
+    _ event: StockChanged, version: Int64, correlationID: String?, now: Date, in db: SQLiteConnection
+  ) throws -> Int {
+    let old = try product(hub: event.hub, sku: event.sku, in: db)
+    if let old, old.version >= version { return 0 }
+    try db.execute(
+      """
+      INSERT INTO products (hub, sku, name, currency, price, deposit, available, version)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (hub, sku) DO UPDATE SET name = excluded.name, currency = excluded.currency,
+        price = excluded.price, deposit = excluded.deposit, available = excluded.available, version = excluded.version
+      """, event.hub, event.sku, event.name, event.price.currency, event.price.minorUnits,
+      event.deposit?.minorUnits,
+      event.available, version)
+    guard let old else { return 0 }
+    let looksChanged =
+      old.name != event.name || old.price != event.price.minorUnits || old.currency != event.price.currency
+      || old.deposit != event.deposit?.minorUnits
+    let holders = try db.query(
+      """
+      SELECT l.user_id, l.quantity, c.version, c.promo_code, c.checkout_version, c.checkout_at
+      FROM cart_lines l JOIN carts c ON c.user_id = l.user_id AND c.hub = l.hub
+      WHERE l.hub = ? AND l.sku = ?
+      """, event.hub, event.sku)
+    var changed = 0
+    for row in holders {
+      let user = try row.string(0)
+      let quantity = try row.int(1)
+      let cartVersion = try row.int64(2)
+      if event.reason == "reservation", try row.optionalInt64(4) == cartVersion,
+        let at = try row.optionalDouble(5), now.timeIntervalSince1970 - at < checkoutHold
+      {
+        continue
+      }
+      let (kept, changes) = CartRules.restock(quantity: quantity, oldPrice: old.priceMoney, event: event)
+      guard kept != quantity || !changes.isEmpty || looksChanged else { continue }
+      let next = cartVersion + 1
+      if kept != quantity {
+        try setLine(user: user, hub: event.hub, sku: event.sku, quantity: kept, in: db)
+      }
+      try record(changes, user: user, hub: event.hub, version: next, in: db)
+      try saveVersion(
+        next, user: user, hub: event.hub, promo: try row.optionalString(3),
+        reason: kept != quantity ? "stock" : "price", correlationID: correlationID, in: db)
+      changed += 1
+    }
+    return changed
+  }
+
+  private func applyHub(_ event: HubChanged, version: Int64, correlationID: String?, in db: SQLiteConnection)
+    throws
+    -> Int
+  {
+    let old = try db.queryOne("SELECT version, body FROM hubs WHERE id = ?", event.hub)
+    if let old, try old.int64(0) >= version { return 0 }
+    try db.execute(
+      """
+      INSERT INTO hubs (id, body, version) VALUES (?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET body = excluded.body, version = excluded.version
+      """, event.hub, try Self.jsonText(event), version)
+    guard let old else { return 0 }
+    let previous = try JSON.decode(HubChanged.self, from: old.data(1))
+    guard
+      previous.pricing != event.pricing || previous.hours != event.hours
+        || previous.currency != event.currency
+    else { return 0 }
+    let carts = try db.query(
+      """
+      SELECT c.user_id, c.version, c.promo_code FROM carts c
+      WHERE c.hub = ? AND EXISTS (SELECT 1 FROM cart_lines l WHERE l.user_id = c.user_id AND l.hub = c.hub)
+      """, event.hub)
+    for cart in carts {
+      try saveVersion(
+        try cart.int64(1) + 1, user: try cart.string(0), hub: event.hub, promo: try cart.optionalString(2),
+        reason: "hub", correlationID: correlationID, in: db)
+    }
+    return carts.count
+  }
+
+  /// The whole priced cart as stored in this transaction.
+  private func render(user: String, hub: HubChanged, seenVersion: Int64?, in db: SQLiteConnection) throws
+    -> CartView
+  {
+    let cart = try cartRow(user: user, hub: hub.hub, in: db)
+    let lines = try db.query(
+      """
+      SELECT l.sku, p.name, l.quantity, p.price, p.deposit, p.currency
+      FROM cart_lines l JOIN products p ON p.hub = l.hub AND p.sku = l.sku
+      WHERE l.user_id = ? AND l.hub = ? ORDER BY l.position
+      """, user, hub.hub
+    ).map { row in
+      let currency = try row.string(5)
+      return CartPricing.Line(
+        sku: try row.string(0), name: try row.string(1), quantity: try row.int(2),
+        unitPrice: Money(minorUnits: try row.int(3), currency: currency),
+        deposit: try row.optionalInt(4).map { Money(minorUnits: $0, currency: currency) })
+    }
+    var adjustments: [CartAdjustment] = []
+    if cart != nil {
+      adjustments = try db.query(
+        """
+        SELECT version, kind, sku, quantity, from_units, to_units, currency, code FROM cart_adjustments
+        WHERE user_id = ? AND hub = ? AND version > ? ORDER BY version, seq
+        """, user, hub.hub, seenVersion ?? 0
+      ).compactMap { try Self.adjustment($0) }
+    }
+    let promo = try cart?.promo.flatMap { try promotion($0, in: db) }
+    let now = clock.now()
+    let priced = CartPricing.price(
+      lines, promo: promo,
+      context: CartPricing.Context(
+        hub: hub.hub, currency: hub.currency, pricing: hub.pricing, hours: hub.hours.status(at: now), now: now
+      ))
+    return CartView(
+      hub: hub.hub, version: cart?.version ?? 0, lines: priced.lines, adjustments: adjustments,
+      promo: priced.promo,
+      totals: priced.totals, blocker: priced.blocker)
+  }
+}
+
+extension CartStore {
+  /// Forgets inbox entries processed before `date`.
+  public func purgeInbox(olderThan date: Date) throws -> Int {
+    try database.write { db in try Inbox.purge(olderThan: date, in: db) }
+  }
+}

@@ -1,0 +1,25 @@
+import CartService
+import Foundation
+import GrocerCore
+
+/// `cart-service` runs the service. It reads GROCER_DATA_DIR, GROCER_AMQP_URL,
+/// GROCER_HTTP_PORT, GROCER_JWT_SECRET, … (see README.md).
+let settings = Settings()
+let logger = Logger(
+  label: "cart-service",
+  level: Logger.Level(name: settings.string("GROCER_LOG_LEVEL", default: "info")) ?? .info)
+let configuration = CartServiceConfiguration(settings: settings)
+
+switch CommandLine.arguments.dropFirst().first {
+case nil, "serve":
+  do {
+    let app = try buildCartService(configuration: configuration, logger: logger)
+    try await app.run(logger: logger)
+  } catch {
+    logger.error("cart-service failed", ["error": "\(error)"])
+    exit(1)
+  }
+default:
+  FileHandle.standardError.write(Data("usage: cart-service [serve]\n".utf8))
+  exit(2)
+}

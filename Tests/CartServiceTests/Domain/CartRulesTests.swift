@@ -1,0 +1,41 @@
+import CartService
+import GrocerContracts
+import GrocerCore
+import Testing
+
+@Suite struct CartRulesTests {
+  @Test(
+    arguments: [
+      (5, 10, 5, nil), (10, 10, 10, nil), (11, 10, 10, CartAdjustment.Change.reduced(sku: "p1", to: 10)),
+      (3, 0, 0, CartAdjustment.Change.outOfStock(sku: "p1")), (0, 0, 0, nil), (1, 1, 1, nil),
+    ] as [(Int, Int, Int, CartAdjustment.Change?)])
+  func aRequestIsClampedToWhatTheHubHas(
+    requested: Int, available: Int, kept: Int, change: CartAdjustment.Change?
+  ) {
+    let result = CartRules.clamp(sku: "p1", requested: requested, available: available)
+    #expect(result.quantity == kept)
+    #expect(result.change == change)
+  }
+
+  @Test func aStockDropBelowTheLineReducesIt() {
+    let event = StockChanged(hub: "h1", sku: "p1", name: "Milk", available: 2, price: Money(minorUnits: 129))
+    let result = CartRules.restock(quantity: 5, oldPrice: Money(minorUnits: 129), event: event)
+    #expect(result.quantity == 2)
+    #expect(result.changes == [.reduced(sku: "p1", to: 2)])
+  }
+
+  @Test func aNewPriceOnAKeptLineIsReportedWithBothPrices() {
+    let event = StockChanged(hub: "h1", sku: "p1", name: "Milk", available: 9, price: Money(minorUnits: 149))
+    let result = CartRules.restock(quantity: 5, oldPrice: Money(minorUnits: 129), event: event)
+    #expect(result.quantity == 5)
+    #expect(
+      result.changes == [.priceChanged(sku: "p1", from: Money(minorUnits: 129), to: Money(minorUnits: 149))])
+  }
+
+  @Test func aLineThatRanOutReportsOnlyOutOfStockEvenIfThePriceMoved() {
+    let event = StockChanged(hub: "h1", sku: "p1", name: "Milk", available: 0, price: Money(minorUnits: 149))
+    let result = CartRules.restock(quantity: 5, oldPrice: Money(minorUnits: 129), event: event)
+    #expect(result.quantity == 0)
+    #expect(result.changes == [.outOfStock(sku: "p1")])
+  }
+}
