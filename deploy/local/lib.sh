@@ -31,7 +31,7 @@ export GROCER_LOG_LEVEL="${GROCER_LOG_LEVEL:-info}"
 # The set-up subcommand runs once before the first start (idempotent; a marker records it).
 SERVICES=(
   "stock-service $STOCK_PORT stock load-demo"
-  # "cart-service $CART_PORT cart -"
+  "cart-service $CART_PORT cart load-demo"
   # "order-service $ORDER_PORT order -"
   # "tracking-service $TRACKING_PORT tracking -"
   # "notify-gateway $NOTIFY_PORT notify -"

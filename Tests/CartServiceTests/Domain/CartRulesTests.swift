@@ -39,3 +39,21 @@ import Testing
     #expect(result.changes == [.outOfStock(sku: "p1")])
   }
 }
+
+@Suite struct DemoPromotionTests {
+  @Test func theDemoCodesAreThereAndValid() throws {
+    let codes = Dictionary(uniqueKeysWithValues: Promotion.demo.map { ($0.code, $0) })
+    #expect(codes["SPRING"]?.percent == 10)
+    #expect(codes["WELCOME5"]?.amount == Money(minorUnits: 500))
+    #expect(codes["WELCOME5"]?.minimumSubtotal == Money(minorUnits: 2000))
+    #expect(codes["H1ONLY"]?.hubs == ["h1"])
+    for promo in Promotion.demo {
+      #expect(Promotion.normalize(promo.code) == promo.code)
+      let body = PromotionUpsert(
+        kind: promo.kind.rawValue, percent: promo.percent, amount: promo.amount,
+        minimumSubtotal: promo.minimumSubtotal, hubs: promo.hubs, validUntil: promo.validUntil,
+        description: promo.description)
+      #expect(try body.validate(code: promo.code) == promo)
+    }
+  }
+}

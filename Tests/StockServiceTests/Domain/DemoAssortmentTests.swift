@@ -62,14 +62,6 @@ import Testing
     print("Demo sample: \(products.prefix(5).map { "\($0.sku) \($0.name) \($0.price.minorUnits)" })")
   }
 
-  @Test func promoCodesAreThere() {
-    let codes = Dictionary(uniqueKeysWithValues: Self.demo.promos.map { ($0.code, $0) })
-    #expect(codes["SPRING"]?.percent == 10)
-    #expect(codes["WELCOME5"]?.amount == Money(minorUnits: 500))
-    #expect(codes["WELCOME5"]?.minimumSubtotal == Money(minorUnits: 2000))
-    #expect(codes["H1ONLY"]?.hubs == ["h1"])
-  }
-
   @Test func hubHoursAreAsDocumented() {
     let now = date("2026-10-20T02:00:00Z")  // Tuesday 04:00 in Berlin
     let status = Dictionary(uniqueKeysWithValues: Self.demo.hubs.map { ($0.id, $0.hours.status(at: now)) })

@@ -90,3 +90,15 @@ public func buildCartService(
     services: [publisher, relay, consumer, rpcServer, rpcClient, sync, sweeper, inboxPurge, http],
     metrics: metrics)
 }
+
+/// Defines the demo promo codes in the service's database (their `cart.changed` events, if any
+/// cart held an older definition, wait in the outbox). Returns how many were new.
+public func loadDemoPromotions(
+  configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock()
+) throws -> Int {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
+  defer { database.close() }
+  let store = CartStore(database: database, clock: clock, ids: RandomIDs(), logger: logger)
+  return try Promotion.demo.filter { try store.upsertPromotion($0, correlationID: nil) }.count
+}

@@ -2,7 +2,8 @@ import CartService
 import Foundation
 import GrocerCore
 
-/// `cart-service` runs the service. It reads GROCER_DATA_DIR, GROCER_AMQP_URL,
+/// `cart-service` runs the service; `cart-service load-demo` defines the demo promo codes
+/// (SPRING, WELCOME5, H1ONLY) and exits. Both read GROCER_DATA_DIR, GROCER_AMQP_URL,
 /// GROCER_HTTP_PORT, GROCER_JWT_SECRET, … (see README.md).
 let settings = Settings()
 let logger = Logger(
@@ -19,7 +20,15 @@ case nil, "serve":
     logger.error("cart-service failed", ["error": "\(error)"])
     exit(1)
   }
+case "load-demo":
+  do {
+    let created = try loadDemoPromotions(configuration: configuration, logger: logger)
+    print("demo promo codes defined: \(created)")
+  } catch {
+    logger.error("cart-service load-demo failed", ["error": "\(error)"])
+    exit(1)
+  }
 default:
-  FileHandle.standardError.write(Data("usage: cart-service [serve]\n".utf8))
+  FileHandle.standardError.write(Data("usage: cart-service [serve | load-demo]\n".utf8))
   exit(2)
 }

@@ -194,3 +194,17 @@ public struct PromotionUpsert: StrictBody, Hashable {
     }
   }
 }
+
+extension Promotion {
+  /// The demo promo codes `cart-service load-demo` defines (for the demo hubs h1–h3).
+  public static let demo: [Promotion] = [
+    Promotion(code: "SPRING", kind: .percentOff, percent: 10, description: "10 % off your groceries"),
+    Promotion(
+      code: "WELCOME5", kind: .amountOff, amount: Money(minorUnits: 500),
+      minimumSubtotal: Money(minorUnits: 2000),
+      description: "5 € off from 20 €"),
+    Promotion(
+      code: "H1ONLY", kind: .percentOff, percent: 15, hubs: ["h1"], description: "15 % off in Prenzlauer Berg"
+    ),
+  ]
+}

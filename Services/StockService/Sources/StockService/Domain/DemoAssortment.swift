@@ -4,8 +4,8 @@ import GrocerCore
 
 /// A deterministic demo assortment: hubs `h1`, `h2`, `h3` in Berlin, about 3,000 products with
 /// realistic German names, prices, deposits and unit prices (the same SKUs and prices in every
-/// hub), counts that differ per hub (most 5–80, about 10 % at 1–3, about 5 % at 0), and a few
-/// promo codes for CartService.
+/// hub) and counts that differ per hub (most 5–80, about 10 % at 1–3, about 5 % at 0). The demo
+/// promo codes are CartService's (`cart-service load-demo`).
 ///
 /// Built from a seeded `SplitMix64`, so the same seed always gives the same assortment.
 public struct DemoAssortment: Sendable {
@@ -14,7 +14,6 @@ public struct DemoAssortment: Sendable {
   public var products: [Product]
   /// Counts per hub and SKU.
   public var counts: [HubID: [SKU: Int]]
-  public var promos: [DemoPromo]
 
   public static let defaultSeed: UInt64 = 2026
 
@@ -65,7 +64,7 @@ public struct DemoAssortment: Sendable {
       }
       counts[hub.id] = hubCounts
     }
-    return DemoAssortment(hubs: hubs, products: products, counts: counts, promos: demoPromos())
+    return DemoAssortment(hubs: hubs, products: products, counts: counts)
   }
 
   static func demoHubs() -> [Hub] {
@@ -87,18 +86,6 @@ public struct DemoAssortment: Sendable {
       Hub(
         id: "h3", name: "Grocer Friedrichshain", hours: .daily(opens: .midnight, closes: .endOfDay),
         pricing: pricing, currency: "EUR"),
-    ]
-  }
-
-  static func demoPromos() -> [DemoPromo] {
-    [
-      DemoPromo(code: "SPRING", description: "10 % off your groceries", kind: .percentOff, percent: 10),
-      DemoPromo(
-        code: "WELCOME5", description: "5 € off from 20 €", kind: .amountOff, amount: Money(minorUnits: 500),
-        minimumSubtotal: Money(minorUnits: 2000)),
-      DemoPromo(
-        code: "H1ONLY", description: "15 % off in Prenzlauer Berg", kind: .percentOff, percent: 15,
-        hubs: ["h1"]),
     ]
   }
 
@@ -296,35 +283,6 @@ public struct DemoAssortment: Sendable {
       variants: ["Zitrone", "Original", "Sensitive"],
       sizes: [.ml(450), .ml(750)], centsPerBase: 250...600),
   ]
-}
-
-/// A promo code as plain data, for CartService's `PUT /v1/promos/{code}` body.
-public struct DemoPromo: Codable, Hashable, Sendable {
-  public enum Kind: String, Codable, Hashable, Sendable { case percentOff, amountOff }
-
-  public var code: String
-  public var description: String
-  public var kind: Kind
-  public var percent: Int?
-  public var amount: Money?
-  public var minimumSubtotal: Money?
-  /// Hubs the code is valid in; nil for all.
-  public var hubs: [HubID]?
-  public var validUntil: Date?
-
-  public init(
-    code: String, description: String, kind: Kind, percent: Int? = nil, amount: Money? = nil,
-    minimumSubtotal: Money? = nil, hubs: [HubID]? = nil, validUntil: Date? = nil
-  ) {
-    self.code = code
-    self.description = description
-    self.kind = kind
-    self.percent = percent
-    self.amount = amount
-    self.minimumSubtotal = minimumSubtotal
-    self.hubs = hubs
-    self.validUntil = validUntil
-  }
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, fast, seedable generator, so the demo data is the
