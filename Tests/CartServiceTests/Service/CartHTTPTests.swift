@@ -210,3 +210,46 @@ import Testing
     }
   }
 }
+
+/// The in-memory replies stay exactly what the database says.
+@Suite struct CartMemoryTests {
+  @Test func aSecondReadComesFromMemoryAndEveryKindOfChangeIsSeen() async throws {
+    let fixture = try CartFixture()
+    try await fixture.put("p1", 2)
+    let first = try await fixture.cart()
+    #expect(fixture.app.store.replies.count == 1)
+    #expect(try await fixture.cart() == first)
+    // A stock event, a hub change (even for an empty cart), a confirmed order.
+    try fixture.app.store.applyStockChanged(
+      StockChanged(
+        hub: "h1", sku: "p1", name: "Oat milk", available: 1, price: CartFixture.eur(129),
+        deposit: CartFixture.eur(25)),
+      version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+    #expect(try await fixture.cart().lines.first?.quantity == 1)
+    #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1000)))
+    var hub = CartFixture.hubs[0].value
+    hub.pricing.minimumOrder = CartFixture.eur(1500)
+    try fixture.app.store.applyHubChanged(
+      hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
+    #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1500)))
+    try fixture.app.store.applyOrderConfirmed(
+      user: "u1", hub: "h1", messageID: "o1", consumer: "cart", correlationID: nil)
+    #expect(try await fixture.cart().lines.isEmpty)
+  }
+
+  @Test func aHubThatClosesIsBlockedWithoutAnyWrite() async throws {
+    // Open 08:00–20:00 Berlin; read at 19:59:30, then at 20:00:30.
+    let clock = ManualClock(Timestamp.date(from: "2026-11-30T18:59:30Z")!)
+    let fixture = try CartFixture(clock: clock)
+    var hub = CartFixture.hubs[0].value
+    hub.hours = .daily(opens: LocalTime("08:00")!, closes: LocalTime("20:00")!)
+    try fixture.app.store.applyHubChanged(
+      hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
+    try await fixture.put("p4", 1)
+    #expect(try await fixture.cart().blocker == nil)
+    #expect(fixture.app.store.replies.count == 1)
+    clock.advance(by: 60)
+    let closed = try await fixture.cart()
+    #expect(closed.blocker == .hubClosed(opensAt: Timestamp.date(from: "2026-12-01T07:00:00Z")))
+  }
+}

@@ -10,10 +10,11 @@ import GrocerStorage
 /// simply never addressed. Writes run on the database's writer, one transaction each.
 struct CartController: Sendable {
   let store: CartStore
+  let clock: any WallClock
 
   var routes: [Route] {
     [
-      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, .async(getCart)),
+      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, .memoryFirst(cartFromMemory, otherwise: getCart)),
       Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, .async(putItem)),
       Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, .async(putPromo)),
       Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), .async(getPromotion)),
@@ -44,6 +45,17 @@ struct CartController: Sendable {
     }
 
     enum CodingKeys: String, CodingKey { case code }
+  }
+
+  /// A cart that did not change since it was last read is answered from memory, inside the
+  /// transport's callback; nil reads it from the database (`getCart`).
+  @Sendable func cartFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    let (user, hub) = try Self.owner(request)
+    let seen = try Self.seenVersion(request)
+    guard let bytes = store.replies.reply(user: user, hub: hub, seenVersion: seen, now: clock.now()) else {
+      return nil
+    }
+    return Self.cartResponse(bytes)
   }
 
   @Sendable func getCart(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -162,7 +174,12 @@ struct CartController: Sendable {
 
   /// `run` for a call that answers the whole cart.
   func stored(_ body: @escaping @Sendable (CartStore) throws -> CartView) async throws -> HTTPResponse {
-    try HTTPResponse.json(value: try await run(body))
+    Self.cartResponse([UInt8](try JSON.encode(try await run(body))))
+  }
+
+  /// A cart reply: personal, so no shared cache may keep it.
+  static func cartResponse(_ bytes: [UInt8]) -> HTTPResponse {
+    HTTPResponse.json(bytes: bytes, headers: ["Cache-Control": "private, no-store"])
   }
 
   static func http(_ error: CartError) -> HTTPError {

@@ -22,13 +22,23 @@ public final class CartStore: Sendable {
   /// At most this many adjustments are kept per cart (the newest).
   static let adjustmentsKept = 100
   private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
+  /// Replies in memory for the HTTP fast path; told about every committed change.
+  public let replies: CartReplyCache
+  /// What the running write changed, told to `replies` once it is committed.
+  private let announcements = Mutex<[Announcement]>([])
+
+  enum Announcement {
+    case cart(user: String, hub: HubID, version: Int64)
+    case hub(HubID)
+  }
   private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
 
   public init(
     database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator,
     checkoutHold: TimeInterval = 15 * 60,
-    logger: Logger = .discarding()
+    replies: CartReplyCache = CartReplyCache(), logger: Logger = .discarding()
   ) {
+    self.replies = replies
     self.database = database
     self.clock = clock
     self.ids = ids
@@ -41,10 +51,13 @@ public final class CartStore: Sendable {
   /// The whole priced cart of `user` at `hub`, with the adjustments newer than `seenVersion`
   /// (all kept ones when nil). A user without a cart there gets an empty one at version 0.
   public func cart(user: String, hub: HubID, seenVersion: Int64?) throws -> CartView {
-    try database.read { db in
+    let ticket = replies.ticket(hub: hub)
+    let rendered = try database.read { db in
       let hubValue = try self.requireHub(hub, in: db)
-      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+      return try self.render(user: user, hub: hubValue, in: db)
     }
+    replies.remember(rendered.view, user: user, freshUntil: rendered.freshUntil, ticket: ticket)
+    return rendered.view.since(seenVersion)
   }
 
   /// Sets the quantity of `sku` (0 removes it), clamped to what the hub has. A request that
@@ -53,7 +66,7 @@ public final class CartStore: Sendable {
     user: String, hub: HubID, sku: SKU, quantity: Int, seenVersion: Int64?, correlationID: String?
   ) throws -> CartView {
     guard CartRules.quantityRange.contains(quantity) else { throw CartError.quantityOutOfRange(quantity) }
-    return try database.write { db in
+    return try write { db in
       let hubValue = try self.requireHub(hub, in: db)
       guard let product = try self.product(hub: hub, sku: sku, in: db) else {
         throw CartError.unknownProduct(sku)
@@ -73,7 +86,7 @@ public final class CartStore: Sendable {
           version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
           in: db)
       }
-      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+      return try self.render(user: user, hub: hubValue, in: db).view.since(seenVersion)
     }
   }
 
@@ -83,7 +96,7 @@ public final class CartStore: Sendable {
     user: String, hub: HubID, code: String?, seenVersion: Int64?, correlationID: String?
   ) throws -> CartView {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       let hubValue = try self.requireHub(hub, in: db)
       var normalized: String?
       if let code {
@@ -102,7 +115,7 @@ public final class CartStore: Sendable {
           (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: "promo",
           correlationID: correlationID, in: db)
       }
-      return try self.render(user: user, hub: hubValue, seenVersion: seenVersion, in: db)
+      return try self.render(user: user, hub: hubValue, in: db).view.since(seenVersion)
     }
   }
 
@@ -110,9 +123,9 @@ public final class CartStore: Sendable {
   /// the cart is marked as in checkout at that version (see `applyProduct`).
   public func checkout(user: String, hub: HubID, version: Int64?) throws -> (cart: CartView, matches: Bool) {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       let hubValue = try self.requireHub(hub, in: db)
-      let view = try self.render(user: user, hub: hubValue, seenVersion: version, in: db)
+      let view = try self.render(user: user, hub: hubValue, in: db).view.since(version)
       let matches = version == view.version
       if matches, view.version > 0 {
         try db.execute(
@@ -128,10 +141,10 @@ public final class CartStore: Sendable {
   public func applyCounts(
     user: String, hub: HubID, counts: [CartCheckoutRequest.Count], correlationID: String?
   ) throws -> CartView {
-    try database.write { db in
+    try write { db in
       let hubValue = try self.requireHub(hub, in: db)
       guard let cart = try self.cartRow(user: user, hub: hub, in: db) else {
-        return try self.render(user: user, hub: hubValue, seenVersion: nil, in: db)
+        return try self.render(user: user, hub: hubValue, in: db).view.since(nil)
       }
       var changes: [CartAdjustment.Change] = []
       for count in counts {
@@ -143,14 +156,14 @@ public final class CartStore: Sendable {
         if let change { changes.append(change) }
       }
       guard !changes.isEmpty else {
-        return try self.render(user: user, hub: hubValue, seenVersion: nil, in: db)
+        return try self.render(user: user, hub: hubValue, in: db).view.since(nil)
       }
       let version = cart.version + 1
       try self.record(changes, user: user, hub: hub, version: version, in: db)
       try self.saveVersion(
         version, user: user, hub: hub, promo: cart.promo, reason: "shortfall", correlationID: correlationID,
         in: db)
-      return try self.render(user: user, hub: hubValue, seenVersion: cart.version, in: db)
+      return try self.render(user: user, hub: hubValue, in: db).view.since(cart.version)
     }
   }
 
@@ -163,7 +176,7 @@ public final class CartStore: Sendable {
     _ event: StockChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
   ) throws -> Int {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
       return try self.applyProduct(event, version: version, correlationID: correlationID, now: now, in: db)
     }
@@ -176,7 +189,7 @@ public final class CartStore: Sendable {
     _ event: HubChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
   ) throws -> Int {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
       return try self.applyHub(event, version: version, correlationID: correlationID, in: db)
     }
@@ -189,7 +202,7 @@ public final class CartStore: Sendable {
     user: String, hub: HubID, messageID: String, consumer: String, correlationID: String?
   ) throws -> Bool {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db),
         let cart = try self.cartRow(user: user, hub: hub, in: db)
       else { return false }
@@ -218,7 +231,7 @@ public final class CartStore: Sendable {
   /// carts are adjusted exactly as the events would have.
   public func applyCatalogue(hubs: [Versioned<HubChanged>], products: [Versioned<StockChanged>]) throws {
     let now = clock.now()
-    try database.write { db in
+    try write { db in
       for hub in hubs { _ = try self.applyHub(hub.value, version: hub.version, correlationID: nil, in: db) }
       for product in products {
         _ = try self.applyProduct(
@@ -229,7 +242,7 @@ public final class CartStore: Sendable {
 
   public func markCatalogueSynced() throws {
     let now = clock.now()
-    try database.write { db in
+    try write { db in
       try db.execute(
         "INSERT INTO catalogue_sync (id, completed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET completed_at = excluded.completed_at",
         now.timeIntervalSince1970)
@@ -247,7 +260,7 @@ public final class CartStore: Sendable {
   @discardableResult
   public func upsertPromotion(_ promo: Promotion, correlationID: String?) throws -> Bool {
     let body = try Self.jsonText(promo)
-    return try database.write { db in
+    return try write { db in
       let existing = try db.queryOne("SELECT body, version FROM promos WHERE code = ?", promo.code)
       if let existing, try existing.string(0) == body { return false }
       try db.execute(
@@ -273,7 +286,7 @@ public final class CartStore: Sendable {
 
   /// Deletes a promotion; every cart holding it loses it with `promoRemoved`. False if unknown.
   public func deletePromotion(_ code: String, correlationID: String?) throws -> Bool {
-    try database.write { db in
+    try write { db in
       guard try db.queryOne("SELECT 1 FROM promos WHERE code = ?", code) != nil else { return false }
       try self.removePromo(code, correlationID: correlationID, in: db)
       try db.execute("DELETE FROM promos WHERE code = ?", code)
@@ -286,7 +299,7 @@ public final class CartStore: Sendable {
   @discardableResult
   public func removeExpiredPromotions() throws -> Int {
     let now = clock.now()
-    return try database.write { db in
+    return try write { db in
       let codes = try db.query(
         """
         SELECT DISTINCT p.code FROM promos p JOIN carts c ON c.promo_code = p.code
@@ -300,6 +313,28 @@ public final class CartStore: Sendable {
   }
 
   // MARK: - Inside transactions
+
+  /// A write transaction whose cart and hub changes are told to `replies` once it committed.
+  private func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    let (result, news) = try database.write { db in
+      announcements.withLock { $0.removeAll() }
+      let result = try body(db)
+      return (
+        result,
+        announcements.withLock { list in
+          defer { list.removeAll() }
+          return list
+        }
+      )
+    }
+    for item in news {
+      switch item {
+      case .cart(let user, let hub, let version): replies.cartChanged(user: user, hub: hub, version: version)
+      case .hub(let hub): replies.hubChanged(hub)
+      }
+    }
+    return result
+  }
 
   private static func jsonText(_ value: some Encodable) throws -> String {
     String(decoding: try JSON.encode(value), as: UTF8.self)
@@ -419,6 +454,7 @@ public final class CartStore: Sendable {
     in db: SQLiteConnection
   ) throws {
     let now = clock.now()
+    announcements.withLock { $0.append(.cart(user: user, hub: hub, version: version)) }
     try db.execute(
       """
       INSERT INTO carts (user_id, hub, version, promo_code, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -577,6 +613,7 @@ public final class CartStore: Sendable {
       previous.pricing != event.pricing || previous.hours != event.hours
         || previous.currency != event.currency
     else { return 0 }
+    announcements.withLock { $0.append(.hub(event.hub)) }
     let carts = try db.query(
       """
       SELECT c.user_id, c.version, c.promo_code FROM carts c
@@ -590,10 +627,14 @@ public final class CartStore: Sendable {
     return carts.count
   }
 
-  /// The whole priced cart as stored in this transaction.
-  private func render(user: String, hub: HubChanged, seenVersion: Int64?, in db: SQLiteConnection) throws
-    -> CartView
-  {
+  /// A cart as rendered, and until when time alone leaves it as it is.
+  struct Rendered {
+    var view: CartView
+    var freshUntil: Date
+  }
+
+  /// The whole priced cart as stored in this transaction, with every kept adjustment.
+  private func render(user: String, hub: HubChanged, in db: SQLiteConnection) throws -> Rendered {
     let cart = try cartRow(user: user, hub: hub.hub, in: db)
     let lines = try db.query(
       """
@@ -613,27 +654,43 @@ public final class CartStore: Sendable {
       adjustments = try db.query(
         """
         SELECT version, kind, sku, quantity, from_units, to_units, currency, code FROM cart_adjustments
-        WHERE user_id = ? AND hub = ? AND version > ? ORDER BY version, seq
-        """, user, hub.hub, seenVersion ?? 0
+        WHERE user_id = ? AND hub = ? ORDER BY version, seq
+        """, user, hub.hub
       ).compactMap { try Self.adjustment($0) }
     }
     let promo = try cart?.promo.flatMap { try promotion($0, in: db) }
     let now = clock.now()
+    let hours = hub.hours.status(at: now)
     let priced = CartPricing.price(
       lines, promo: promo,
       context: CartPricing.Context(
-        hub: hub.hub, currency: hub.currency, pricing: hub.pricing, hours: hub.hours.status(at: now), now: now
-      ))
-    return CartView(
+        hub: hub.hub, currency: hub.currency, pricing: hub.pricing, hours: hours, now: now))
+    let view = CartView(
       hub: hub.hub, version: cart?.version ?? 0, lines: priced.lines, adjustments: adjustments,
       promo: priced.promo,
       totals: priced.totals, blocker: priced.blocker)
+    // The reply changes by itself when the hub opens or closes or the promo code runs out.
+    var freshUntil = now.addingTimeInterval(replies.maximumAge)
+    for moment in [hours.isOpen ? hours.closesAt : hours.opensAt, promo?.validUntil] {
+      if let moment, moment > now, moment < freshUntil { freshUntil = moment }
+    }
+    return Rendered(view: view, freshUntil: freshUntil)
+  }
+}
+
+extension CartView {
+  /// The same cart listing only the adjustments newer than `seenVersion` (all when nil).
+  func since(_ seenVersion: Int64?) -> CartView {
+    guard let seenVersion else { return self }
+    var view = self
+    view.adjustments.removeAll { $0.version <= seenVersion }
+    return view
   }
 }
 
 extension CartStore {
   /// Forgets inbox entries processed before `date`.
   public func purgeInbox(olderThan date: Date) throws -> Int {
-    try database.write { db in try Inbox.purge(olderThan: date, in: db) }
+    try write { db in try Inbox.purge(olderThan: date, in: db) }
   }
 }

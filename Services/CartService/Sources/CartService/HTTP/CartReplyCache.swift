@@ -1,0 +1,121 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import Synchronization
+
+/// Whole encoded cart replies in memory, so a read of a cart that did not change is answered
+/// inside the HTTP callback, without a database read or a JSON encoding.
+///
+/// Coherence with the single writer: every change of a cart, once committed, raises that cart's
+/// *floor* to its new version and drops its entry; a change of a hub (pricing, hours) raises the
+/// hub's generation. A reader captures the floor state before it reads the database and may only
+/// store what it read if nothing newer was announced meanwhile, so an entry never holds an older
+/// version than the database. An entry is also dropped when time alone would change the reply
+/// (the hub opens or closes, a promo code runs out) and after at most a minute.
+///
+/// One instance per process: it assumes this process makes every write to its database (a
+/// CartService replica on the same database would not see the others' writes here).
+public final class CartReplyCache: Sendable {
+  struct Key: Hashable, Sendable {
+    var user: String
+    var hub: HubID
+  }
+
+  struct Entry: Sendable {
+    var view: CartView
+    /// The reply with every kept adjustment (no `seenVersion`, or one older than all of them).
+    var full: [UInt8]
+    /// The reply with no adjustments (`seenVersion` at or after the newest one).
+    var bare: [UInt8]
+    var hubGeneration: UInt64
+    var freshUntil: Date
+  }
+
+  /// What a reader captured before reading, to be handed back with what it read.
+  public struct Ticket: Sendable {
+    fileprivate var epoch: UInt64
+    fileprivate var hubGeneration: UInt64
+  }
+
+  struct State {
+    var entries: [Key: Entry] = [:]
+    var floors: [Key: Int64] = [:]
+    var hubGenerations: [HubID: UInt64] = [:]
+    var epoch: UInt64 = 0
+  }
+
+  /// Beyond this many carts remembered (entries or floors), everything is forgotten at once.
+  let capacity: Int
+  /// The longest an entry is kept.
+  let maximumAge: TimeInterval
+  private let state = Mutex(State())
+
+  public init(capacity: Int = 100_000, maximumAge: TimeInterval = 60) {
+    self.capacity = capacity
+    self.maximumAge = maximumAge
+  }
+
+  /// The encoded reply for `seenVersion`, if one is remembered and fresh at `now`.
+  public func reply(user: String, hub: HubID, seenVersion: Int64?, now: Date) -> [UInt8]? {
+    state.withLock { state -> [UInt8]? in
+      let key = Key(user: user, hub: hub)
+      guard let entry = state.entries[key] else { return nil }
+      guard entry.freshUntil > now, entry.hubGeneration == state.hubGenerations[hub, default: 0] else {
+        state.entries[key] = nil
+        return nil
+      }
+      let adjustments = entry.view.adjustments
+      guard let seenVersion, let newest = adjustments.last?.version else { return entry.full }
+      if seenVersion >= newest { return entry.bare }
+      if adjustments.allSatisfy({ $0.version > seenVersion }) { return entry.full }
+      return nil
+    }
+  }
+
+  /// Call before reading a cart from the database.
+  public func ticket(hub: HubID) -> Ticket {
+    state.withLock { Ticket(epoch: $0.epoch, hubGeneration: $0.hubGenerations[hub, default: 0]) }
+  }
+
+  /// Remembers `view` (read after `ticket` was taken) unless a newer version or a hub change was
+  /// announced since. `view` must carry every kept adjustment (read without `seenVersion`).
+  public func remember(_ view: CartView, user: String, freshUntil: Date, ticket: Ticket) {
+    let key = Key(user: user, hub: view.hub)
+    guard let full = try? JSON.encode(view) else { return }
+    var withoutAdjustments = view
+    withoutAdjustments.adjustments = []
+    guard let bare = try? JSON.encode(withoutAdjustments) else { return }
+    state.withLock { state in
+      guard state.epoch == ticket.epoch, state.hubGenerations[view.hub, default: 0] == ticket.hubGeneration,
+        view.version >= state.floors[key, default: 0]
+      else { return }
+      if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+      state.entries[key] = Entry(
+        view: view, full: [UInt8](full), bare: [UInt8](bare), hubGeneration: ticket.hubGeneration,
+        freshUntil: freshUntil)
+    }
+  }
+
+  /// A cart changed to `version` (called once the change is committed).
+  func cartChanged(user: String, hub: HubID, version: Int64) {
+    state.withLock { state in
+      let key = Key(user: user, hub: hub)
+      state.entries[key] = nil
+      if state.floors.count >= capacity { Self.forgetAll(&state) }
+      state.floors[key] = max(version, state.floors[key, default: 0])
+    }
+  }
+
+  /// Something every cart of `hub` shows changed (its pricing or hours).
+  func hubChanged(_ hub: HubID) {
+    state.withLock { $0.hubGenerations[hub, default: 0] &+= 1 }
+  }
+
+  public var count: Int { state.withLock { $0.entries.count } }
+
+  private static func forgetAll(_ state: inout State) {
+    state.entries.removeAll(keepingCapacity: true)
+    state.floors.removeAll(keepingCapacity: true)
+    state.epoch &+= 1
+  }
+}
