@@ -39,17 +39,21 @@ public struct Promotion: Codable, Hashable, Sendable {
   }
 
   /// The form a code is stored and compared in: spaces trimmed, upper case. Nil unless it is
-  /// 1–32 of `A-Z 0-9 - _` after that.
+  /// 1–32 of ASCII `A-Z a-z 0-9 - _` after trimming.
+  ///
+  /// The characters are checked before upper-casing: Unicode upper-casing would turn `prıme`
+  /// (dotless ı), `ﬁve` or `straße` into the ASCII codes `PRIME`, `FIVE`, `STRASSE`.
   public static func normalize(_ code: String) -> String? {
-    let trimmed = code.trimmingCharacters(in: .whitespaces).uppercased()
+    let trimmed = code.trimmingCharacters(in: .whitespaces)
     guard (1...32).contains(trimmed.utf8.count),
       trimmed.utf8.allSatisfy({
         ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+          || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
           || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
           || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
       })
     else { return nil }
-    return trimmed
+    return trimmed.uppercased()
   }
 
   /// Whether it has run out at `now` (such a code is removed from carts with `promoRemoved`).
