@@ -12,7 +12,7 @@ public enum CartRules {
   public static func clamp(sku: SKU, requested: Int, available: Int) -> (
     quantity: Int, change: CartAdjustment.Change?
   ) {
-    if requested <= available { return (requested, nil) }
+    if requested <= max(available, 0) { return (requested, nil) }
     if available <= 0 { return (0, .outOfStock(sku: sku)) }
     return (available, .reduced(sku: sku, to: available))
   }
