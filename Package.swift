@@ -76,7 +76,7 @@ let package = Package(
     .testTarget(
       name: "CartServiceTests",
       dependencies: [
-        "CartService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
         "GrocerTestSupport",
       ],
       path: "Tests/CartServiceTests"),

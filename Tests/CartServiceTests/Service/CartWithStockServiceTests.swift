@@ -1,0 +1,101 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerTestSupport
+import StockService
+import Testing
+
+@testable import CartService
+
+/// A real StockService in the same process, both on the real broker: what staff do at
+/// StockService reaches carts only through its events (and the catalogue request), never through
+/// its database.
+@Suite(.serialized) struct CartWithStockServiceTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  struct Stock {
+    let app: StockServiceApp
+    let client: TestClient
+    let name: String
+
+    init(clock: ManualClock) throws {
+      let unique = UUID().uuidString.prefix(8).lowercased()
+      name = "stock-for-cart-\(unique)"
+      var configuration = StockServiceConfiguration(
+        settings: Settings([
+          "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-stock-\(unique)",
+          "GROCER_JWT_SECRET": CartFixture.secret, "GROCER_REPLICA_ID": "r-\(unique)",
+        ]))
+      configuration.serviceName = name
+      configuration.reservationQueue = "\(name).reservations"
+      app = try buildStockService(
+        configuration: configuration, logger: .discarding(), clock: clock,
+        ids: SequentialIDs(prefix: "s-\(unique)"))
+      _ = try app.store.loadDemo(DemoAssortment.generate(productsPerHub: 30))
+      client = TestClient(app.router)
+    }
+
+    func start() async throws {
+      for service in app.services where !(service is HTTPServer) { try await service.start() }
+      let ready = await eventually(timeout: .seconds(15)) { await client.get("/health/ready").status == 200 }
+      try #require(ready)
+    }
+
+    func stop() async {
+      for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
+      try? await AMQPAdmin.deleteQueues(
+        configuration: TestBroker.configuration(), [name, "\(name).parking", "\(name).reservations"])
+    }
+  }
+
+  @Test func staffChangesAtStockServiceReachTheCart() async throws {
+    let clock = ManualClock()
+    let cart = try CartFixture(clock: clock, seed: false)
+    try await cart.start()  // its queue exists before StockService publishes the demo
+    let stock = try Stock(clock: clock)
+    try await stock.start()
+    defer {
+      Task {
+        await stock.stop(); await cart.stop()
+      }
+    }
+    let staff = cart.staff()
+
+    // The demo hubs and products arrive as events.
+    let sku = "p00001"
+    let arrived = try await eventually(timeout: .seconds(20)) {
+      try await cart.client.put(
+        "/v1/hubs/h1/cart/items/\(sku)", json: ["quantity": 2], headers: cart.customer()
+      )
+      .status == 200
+    }
+    try #require(arrived, "the demo catalogue did not reach CartService")
+    let before = try await cart.cart()
+
+    // Staff count 1 at StockService: the cart is reduced at once, with a new version.
+    let set = try await stock.client.put("/v1/hubs/h1/stock/\(sku)", json: ["available": 1], headers: staff)
+    #expect(set.status == 200, "\(set.bodyString)")
+    let reduced = await eventually { (try? await cart.cart().version) == before.version + 1 }
+    #expect(reduced)
+    let after = try await cart.cart(seen: before.version)
+    #expect(after.lines.first?.quantity == 1)
+    #expect(after.adjustments.map(\.change) == [.reduced(sku: sku, to: 1)])
+
+    // A hub created a moment ago is usable as soon as its event arrived.
+    let hub = "h\(UUID().uuidString.prefix(6).lowercased())"
+    let created = await stock.client.send(
+      "PUT", "/v1/hubs/\(hub)", headers: staff.merging(["Content-Type": "application/json"]) { $1 },
+      body: """
+        {"name":"Neu","currency":"EUR","hours":{"timeZone":"Europe/Berlin","weekly":[]},
+         "pricing":{"minimumOrder":{"minorUnits":0,"currency":"EUR"},"deliveryFee":{"minorUnits":0,"currency":"EUR"}}}
+        """)
+    #expect(created.status == 201, "\(created.bodyString)")
+    let known = await eventually {
+      await cart.client.get("/v1/hubs/\(hub)/cart", headers: cart.customer()).status == 200
+    }
+    #expect(known, "the new hub did not reach CartService")
+  }
+}
