@@ -38,6 +38,8 @@ struct CartFixture {
     configuration.checkoutQueue = "\(name).checkout"
     configuration.catalogueQueue = "\(name).catalogue"
     configuration.promoSweepInterval = 0.1
+    // No StockService answers this fixture's catalogue queue unless a test starts one.
+    configuration.catalogueTimeout = 0.3
     self.configuration = configuration
     self.clock = clock
     app = try buildCartService(

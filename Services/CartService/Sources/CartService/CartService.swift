@@ -74,7 +74,7 @@ public func buildCartService(
       RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
       MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
     ], logger: logger)
-  router.add(CartController(store: store, clock: clock).routes)
+  router.add(CartController(store: store, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

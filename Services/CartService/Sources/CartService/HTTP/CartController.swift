@@ -11,6 +11,8 @@ import GrocerStorage
 struct CartController: Sendable {
   let store: CartStore
   let clock: any WallClock
+  /// Fills in a hub the catalogue copy does not know, if StockService has it (true then).
+  let fillHub: @Sendable (HubID) async -> Bool
 
   var routes: [Route] {
     [
@@ -61,7 +63,7 @@ struct CartController: Sendable {
   @Sendable func getCart(_ request: HTTPRequest) async throws -> HTTPResponse {
     let (user, hub) = try Self.owner(request)
     let seen = try Self.seenVersion(request)
-    return try await stored { try $0.cart(user: user, hub: hub, seenVersion: seen) }
+    return try await stored(hub: hub) { try $0.cart(user: user, hub: hub, seenVersion: seen) }
   }
 
   @Sendable func putItem(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -71,7 +73,7 @@ struct CartController: Sendable {
     let seen = try Self.seenVersion(request)
     let body = try Self.decode(QuantityBody.self, request)
     let correlation = request.requestID
-    return try await stored {
+    return try await stored(hub: hub) {
       try $0.setQuantity(
         user: user, hub: hub, sku: sku, quantity: body.quantity, seenVersion: seen, correlationID: correlation
       )
@@ -83,7 +85,7 @@ struct CartController: Sendable {
     let seen = try Self.seenVersion(request)
     let body = try Self.decode(PromoBody.self, request)
     let correlation = request.requestID
-    return try await stored {
+    return try await stored(hub: hub) {
       try $0.setPromo(user: user, hub: hub, code: body.code, seenVersion: seen, correlationID: correlation)
     }
   }
@@ -172,9 +174,19 @@ struct CartController: Sendable {
     }
   }
 
-  /// `run` for a call that answers the whole cart.
-  func stored(_ body: @escaping @Sendable (CartStore) throws -> CartView) async throws -> HTTPResponse {
-    Self.cartResponse([UInt8](try JSON.encode(try await run(body))))
+  /// `run` for a call that answers the whole cart of `hub`. A hub the copy does not know is
+  /// asked for once at StockService before the answer is 404 (or 503 while the copy fills).
+  func stored(hub: HubID, _ body: @escaping @Sendable (CartStore) throws -> CartView) async throws
+    -> HTTPResponse
+  {
+    let view: CartView
+    do {
+      view = try await run(body)
+    } catch let error as HTTPError where error.code == "unknownHub" || error.code == "catalogueLoading" {
+      guard await fillHub(hub) else { throw error }
+      view = try await run(body)
+    }
+    return Self.cartResponse([UInt8](try JSON.encode(view)))
   }
 
   /// A cart reply: personal, so no shared cache may keep it.
