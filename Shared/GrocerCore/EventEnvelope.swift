@@ -43,6 +43,31 @@ public struct EventEnvelope: Codable, Hashable, Sendable {
     try data.decode(as: type)
   }
 
+  /// The message of the envelope around `payload`, written in one pass: the payload is encoded
+  /// once and set into the envelope's text, without the `JSONValue` round trip of
+  /// `init(…payload:)` + `message()` (half the cost of a cart write, measured). Decodes to the
+  /// same envelope.
+  public static func message<Payload: Encodable>(
+    id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
+    subject: String, sequence: Int64, payload: Payload
+  ) throws -> OutgoingMessage {
+    var body = Data()
+    body.reserveCapacity(256)
+    func append(_ text: String) { body.append(contentsOf: text.utf8) }
+    append("{")
+    if let correlationId { append("\"correlationId\":" + JSONText.quoted(correlationId) + ",") }
+    append("\"data\":")
+    body.append(try JSON.encode(payload))
+    append(",\"id\":" + JSONText.quoted(id))
+    append(",\"occurredAt\":\"" + Timestamp.string(from: occurredAt) + "\"")
+    append(",\"sequence\":" + String(sequence))
+    append(",\"source\":" + JSONText.quoted(source))
+    append(",\"subject\":" + JSONText.quoted(subject))
+    append(",\"type\":" + JSONText.quoted(type) + "}")
+    return OutgoingMessage(
+      messageID: id, routingKey: type, type: type, body: body, timestamp: occurredAt, correlationID: correlationId)
+  }
+
   /// The message this envelope travels as.
   public func message() throws -> OutgoingMessage {
     OutgoingMessage(

@@ -20,6 +20,22 @@ import Testing
       payload: StockChanged(hub: "h1", sku: "p1", count: 12, changedAt: occurredAt.addingTimeInterval(-5)))
   }
 
+  @Test(arguments: ["req-1", nil, "quote \" and \\ and \n"] as [String?])
+  func theOnePassMessageIsTheSameEnvelope(correlationId: String?) throws {
+    let expected = try envelope(correlationId: correlationId)
+    let message = try EventEnvelope.message(
+      id: "evt-1", type: "stock.changed", occurredAt: occurredAt, source: "stock-service",
+      correlationId: correlationId, subject: "h1/p1", sequence: 7,
+      payload: StockChanged(hub: "h1", sku: "p1", count: 12, changedAt: occurredAt.addingTimeInterval(-5)))
+    #expect(try JSON.decode(EventEnvelope.self, from: message.body) == expected)
+    let reference = try expected.message()
+    #expect(message.messageID == reference.messageID)
+    #expect(message.routingKey == reference.routingKey)
+    #expect(message.correlationID == reference.correlationID)
+    #expect(message.timestamp == reference.timestamp)
+    #expect(String(decoding: message.body, as: UTF8.self) == String(decoding: reference.body, as: UTF8.self))
+  }
+
   @Test func carriesATypedPayloadBothWays() throws {
     let payload = try envelope().payload(as: StockChanged.self)
     #expect(

@@ -472,7 +472,7 @@ public final class CartStore: Sendable {
     let payload = CartChanged(
       userId: user, hub: hub, version: version, lines: lines, promo: promo, reason: reason)
     try Outbox.append(
-      try EventEnvelope(
+      try EventEnvelope.message(
         id: ids.next(), type: CartEventType.cartChanged, occurredAt: now, source: CartEventType.source,
         correlationId: correlationID, subject: CartChanged.subject(userId: user, hub: hub), sequence: version,
         payload: payload),
