@@ -145,6 +145,16 @@ public final class SQLiteDatabase: Sendable {
     }
   }
 
+  /// Runs `body` (which calls `write`, perhaps several times) on the writer's serial queue,
+  /// for async callers whose transactions are wrapped in their own helpers. Only that queue's one
+  /// thread ever waits for the write lock, so a burst of writes does not park a pool thread per
+  /// write on the lock (which starves the rest of the process on a small machine).
+  public func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      writeQueue.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
   /// `read` on the database's reader queue, for async callers.
   public func readAsync<T: Sendable>(
     _ body: @escaping @Sendable (SQLiteConnection) throws -> T

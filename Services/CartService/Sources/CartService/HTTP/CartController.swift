@@ -63,7 +63,7 @@ struct CartController: Sendable {
   @Sendable func getCart(_ request: HTTPRequest) async throws -> HTTPResponse {
     let (user, hub) = try Self.owner(request)
     let seen = try Self.seenVersion(request)
-    return try await stored(hub: hub) { try $0.cart(user: user, hub: hub, seenVersion: seen) }
+    return try await stored(hub: hub, writes: false) { try $0.cart(user: user, hub: hub, seenVersion: seen) }
   }
 
   @Sendable func putItem(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -73,7 +73,7 @@ struct CartController: Sendable {
     let seen = try Self.seenVersion(request)
     let body = try Self.decode(QuantityBody.self, request)
     let correlation = request.requestID
-    return try await stored(hub: hub) {
+    return try await stored(hub: hub, writes: true) {
       try $0.setQuantity(
         user: user, hub: hub, sku: sku, quantity: body.quantity, seenVersion: seen, correlationID: correlation
       )
@@ -85,14 +85,14 @@ struct CartController: Sendable {
     let seen = try Self.seenVersion(request)
     let body = try Self.decode(PromoBody.self, request)
     let correlation = request.requestID
-    return try await stored(hub: hub) {
+    return try await stored(hub: hub, writes: true) {
       try $0.setPromo(user: user, hub: hub, code: body.code, seenVersion: seen, correlationID: correlation)
     }
   }
 
   @Sendable func getPromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
     let code = try Self.code(request)
-    guard let promo = try await run({ try $0.promotion(code) }) else {
+    guard let promo = try await run(writes: false, { try $0.promotion(code) }) else {
       throw Self.http(.promotionNotFound(code))
     }
     return try HTTPResponse.json(value: promo)
@@ -105,17 +105,17 @@ struct CartController: Sendable {
     do { promo = try body.validate(code: code) } catch { throw Self.http(error) }
     try Self.requireStaff(request, for: promo)
     let correlation = request.requestID
-    let created = try await run { try $0.upsertPromotion(promo, correlationID: correlation) }
+    let created = try await run(writes: true) { try $0.upsertPromotion(promo, correlationID: correlation) }
     return try HTTPResponse.json(status: created ? 201 : 200, value: promo)
   }
 
   @Sendable func deletePromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
     let code = try Self.code(request)
-    if let existing = try await run({ try $0.promotion(code) }) {
+    if let existing = try await run(writes: false, { try $0.promotion(code) }) {
       try Self.requireStaff(request, for: existing)
     }
     let correlation = request.requestID
-    guard try await run({ try $0.deletePromotion(code, correlationID: correlation) }) else {
+    guard try await run(writes: true, { try $0.deletePromotion(code, correlationID: correlation) }) else {
       throw Self.http(.promotionNotFound(code))
     }
     return HTTPResponse(status: 204)
@@ -163,9 +163,12 @@ struct CartController: Sendable {
 
   /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A
   /// broken rule becomes its problem; storage trouble (busy, I/O) a 503 with `Retry-After`.
-  func run<T: Sendable>(_ body: @escaping @Sendable (CartStore) throws -> T) async throws -> T {
+  ///
+  /// Writes go to the database's writer queue, one at a time; reads to the blocking pool.
+  func run<T: Sendable>(writes: Bool, _ body: @escaping @Sendable (CartStore) throws -> T) async throws -> T {
     let store = self.store
     do {
+      if writes { return try await store.database.onWriterQueue { try body(store) } }
       return try await runBlocking { try body(store) }
     } catch let error as CartError {
       throw Self.http(error)
@@ -176,15 +179,16 @@ struct CartController: Sendable {
 
   /// `run` for a call that answers the whole cart of `hub`. A hub the copy does not know is
   /// asked for once at StockService before the answer is 404 (or 503 while the copy fills).
-  func stored(hub: HubID, _ body: @escaping @Sendable (CartStore) throws -> CartView) async throws
+  func stored(hub: HubID, writes: Bool, _ body: @escaping @Sendable (CartStore) throws -> CartView)
+    async throws
     -> HTTPResponse
   {
     let view: CartView
     do {
-      view = try await run(body)
+      view = try await run(writes: writes, body)
     } catch let error as HTTPError where error.code == "unknownHub" || error.code == "catalogueLoading" {
       guard await fillHub(hub) else { throw error }
-      view = try await run(body)
+      view = try await run(writes: writes, body)
     }
     return Self.cartResponse([UInt8](try JSON.encode(view)))
   }
