@@ -26,7 +26,10 @@ extension StockFixture {
     for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
     let name = configuration.serviceName
     try? await AMQPAdmin.deleteQueues(
-      configuration: TestBroker.configuration(), [name, "\(name).parking", configuration.reservationQueue])
+      configuration: TestBroker.configuration(),
+      [
+        name, "\(name).parking", configuration.reservationQueue, configuration.catalogueQueue,
+      ])
   }
 
   func outboxBacklog() throws -> Int {

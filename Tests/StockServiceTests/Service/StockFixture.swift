@@ -38,6 +38,7 @@ struct StockFixture {
     let name = serviceName ?? "stock-test-\(unique)"
     configuration.serviceName = name
     configuration.reservationQueue = "\(name).reservations"
+    configuration.catalogueQueue = "\(name).catalogue"
     configuration.reservationSweepInterval = 0.1
     self.configuration = configuration
     self.clock = clock

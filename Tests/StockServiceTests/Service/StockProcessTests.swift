@@ -23,6 +23,7 @@ import Testing
       "GROCER_DATA_DIR": directory, "GROCER_HTTP_PORT": String(port),
       "GROCER_SERVICE_NAME": "stock-process-\(unique)",
       "GROCER_RESERVATION_QUEUE": "stock-process-\(unique).reservations",
+      "GROCER_CATALOGUE_QUEUE": "stock-process-\(unique).catalogue",
     ]) { $1 }
 
     let demo = Process()
@@ -58,6 +59,9 @@ import Testing
     #expect(lines.contains("\"service\":\"http\""))
     try? await AMQPAdmin.deleteQueues(
       configuration: TestBroker.configuration(),
-      ["stock-process-\(unique)", "stock-process-\(unique).parking", "stock-process-\(unique).reservations"])
+      [
+        "stock-process-\(unique)", "stock-process-\(unique).parking", "stock-process-\(unique).reservations",
+        "stock-process-\(unique).catalogue",
+      ])
   }
 }

@@ -68,6 +68,10 @@ public func buildStockService(
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-reservations"),
     queue: configuration.reservationQueue, logger: logger, handler: reservations.handle)
+  let catalogue = CatalogueResponder(store: store, logger: logger)
+  let catalogueServer = AMQPRPCServer(
+    configuration: amqp.named("\(configuration.serviceName)-catalogue"),
+    queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogue.handle)
 
   let sweeper = ReservationSweeper(
     store: store, cache: cache, interval: .milliseconds(Int(configuration.reservationSweepInterval * 1000)),
@@ -84,7 +88,7 @@ public func buildStockService(
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
       "broker": publisher.isConnected && outcomeConsumer.isConnected && cacheConsumer.isConnected
-        && rpcServer.isConnected,
+        && rpcServer.isConnected && catalogueServer.isConnected,
     ]
   }
   let http = HTTPServer(
@@ -93,7 +97,8 @@ public func buildStockService(
 
   return StockServiceApp(
     router: router, store: store, cache: cache, http: http,
-    services: [publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, sweeper, http], metrics: metrics)
+    services: [publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer, sweeper, http],
+    metrics: metrics)
 }
 
 /// Loads the demo assortment into the service's database unless it is there already; its

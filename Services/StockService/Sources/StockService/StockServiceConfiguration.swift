@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 
 /// Everything StockService reads from its environment, with working local defaults.
@@ -17,12 +18,15 @@ public struct StockServiceConfiguration: Sendable {
   public var reservationSweepInterval: TimeInterval = 5
   /// The request/reply queue reservations are asked on.
   public var reservationQueue = "stock.reservations"
+  /// The request/reply queue the catalogue snapshot (hubs, a hub's products) is asked on.
+  public var catalogueQueue = CatalogueQueue.name
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
     self.settings = settings
     serviceName = settings.string("GROCER_SERVICE_NAME", default: serviceName)
     reservationQueue = settings.string("GROCER_RESERVATION_QUEUE", default: reservationQueue)
+    catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)

@@ -104,6 +104,43 @@ public final class StockStore: Sendable {
     return found + skus.filter { !known.contains($0) }.map { StockRow(sku: $0, count: nil, sequence: 0) }
   }
 
+  // MARK: Catalogue snapshot
+
+  /// Every hub as its latest `hub.changed` carried it, with that event's `sequence` as
+  /// `version`, in id order (the `stock.catalogue` request/reply).
+  public func catalogueHubs() throws -> [Versioned<HubChanged>] {
+    try database.read { db in
+      try db.query("SELECT body, version FROM hubs ORDER BY id").map { row in
+        Versioned(HubChanged(hub: try JSON.decode(Hub.self, from: row.data(0))), version: try row.int64(1))
+      }
+    }
+  }
+
+  /// A page of `hub`'s products in SKU order after `after`, each as its latest `stock.changed`
+  /// carried it (same `available`, `version` = that event's `sequence`; `reason` is nil), read
+  /// from one snapshot. `next` is the `after` of the following page, nil on the last one.
+  /// Returns nil when the hub does not exist.
+  public func catalogueProducts(hub: HubID, after: SKU?, limit: Int) throws -> CataloguePage? {
+    let limit = max(1, limit)
+    return try database.read { db in
+      guard try db.queryOne("SELECT 1 FROM hubs WHERE id = ?", hub) != nil else { return nil }
+      // One row more than asked tells whether another page follows, without a second query.
+      var rows = try db.query(
+        "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku > ? ORDER BY sku LIMIT ?",
+        hub, after ?? "", limit + 1
+      ).map { try Self.stockedProduct($0) }
+      let more = rows.count > limit
+      if more { rows.removeLast() }
+      return CataloguePage(
+        products: rows.map {
+          Versioned(
+            StockChanged(hub: hub, product: $0.product, available: $0.available, reason: nil),
+            version: $0.version)
+        },
+        next: more ? rows.last?.product.sku : nil)
+    }
+  }
+
   // MARK: Staff writes
 
   /// Creates or replaces a hub; publishes `hub.changed`. Returns whether it was created.
@@ -530,6 +567,13 @@ public final class StockStore: Sendable {
     return StockedProduct(
       hub: try row.string(0), product: product, available: max(0, try row.int(6)), version: try row.int64(7))
   }
+}
+
+/// One page of a hub's products for the `stock.catalogue` request/reply.
+public struct CataloguePage: Hashable, Sendable {
+  public var products: [Versioned<StockChanged>]
+  /// The last SKU of this page when another page follows; nil on the last page.
+  public var next: SKU?
 }
 
 /// Why a store operation was refused: a rule (shown to the caller) or storage trouble (a 500/503).
