@@ -70,7 +70,7 @@ CART_PID=$!
 wait_http_ok "http://127.0.0.1:$CART_PORT/health/ready" 60 "$CART_PID" ||
   { tail -n 20 "$WORK/cart.log" >&2; die "cart-service did not become ready"; }
 
-stock_env=(GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations
+stock_env=(GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue
   GROCER_DATA_DIR="$WORK/stock" GROCER_HTTP_PORT="$STOCK_PORT" GROCER_LOG_LEVEL="$LEVEL")
 log "loading the demo assortment into $WORK/stock"
 env "${stock_env[@]}" "$BIN_DIR/stock-service" load-demo >>"$WORK/stock.log" 2>&1 </dev/null ||

@@ -25,7 +25,8 @@ public struct StockChanged: Codable, Hashable, Sendable {
   public var hub: HubID
   public var sku: SKU
   public var name: String
-  /// The count on hand after the change.
+  /// What can be ordered after the change: on hand minus what open reservations hold, never
+  /// below 0.
   public var available: Int
   public var price: Money
   public var deposit: Money?

@@ -25,7 +25,7 @@ struct CartFixture {
 
   init(
     dataDirectory: String? = nil, serviceName: String? = nil, clock: ManualClock = ManualClock(),
-    seed: Bool = true
+    seed: Bool = true, catalogueTimeout: TimeInterval = 0.3
   )
     throws
   {
@@ -39,7 +39,7 @@ struct CartFixture {
     configuration.catalogueQueue = "\(name).catalogue"
     configuration.promoSweepInterval = 0.1
     // No StockService answers this fixture's catalogue queue unless a test starts one.
-    configuration.catalogueTimeout = 0.3
+    configuration.catalogueTimeout = catalogueTimeout
     self.configuration = configuration
     self.clock = clock
     app = try buildCartService(

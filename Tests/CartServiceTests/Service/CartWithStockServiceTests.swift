@@ -4,11 +4,12 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerStorage
 import GrocerTestSupport
-import StockService
 import Testing
 
 @testable import CartService
+@testable import StockService
 
 /// A real StockService in the same process, both on the real broker: what staff do at
 /// StockService reaches carts only through its events (and the catalogue request), never through
@@ -20,10 +21,13 @@ import Testing
     let app: StockServiceApp
     let client: TestClient
     let name: String
+    let catalogueQueue: String
 
-    init(clock: ManualClock) throws {
+    /// - Parameter catalogueQueue: the cart fixture's, so it asks this StockService.
+    init(clock: ManualClock, catalogueQueue: String) throws {
       let unique = UUID().uuidString.prefix(8).lowercased()
       name = "stock-for-cart-\(unique)"
+      self.catalogueQueue = catalogueQueue
       var configuration = StockServiceConfiguration(
         settings: Settings([
           "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-stock-\(unique)",
@@ -31,6 +35,7 @@ import Testing
         ]))
       configuration.serviceName = name
       configuration.reservationQueue = "\(name).reservations"
+      configuration.catalogueQueue = catalogueQueue
       app = try buildStockService(
         configuration: configuration, logger: .discarding(), clock: clock,
         ids: SequentialIDs(prefix: "s-\(unique)"))
@@ -47,7 +52,8 @@ import Testing
     func stop() async {
       for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
       try? await AMQPAdmin.deleteQueues(
-        configuration: TestBroker.configuration(), [name, "\(name).parking", "\(name).reservations"])
+        configuration: TestBroker.configuration(),
+        [name, "\(name).parking", "\(name).reservations", catalogueQueue])
     }
   }
 
@@ -55,7 +61,7 @@ import Testing
     let clock = ManualClock()
     let cart = try CartFixture(clock: clock, seed: false)
     try await cart.start()  // its queue exists before StockService publishes the demo
-    let stock = try Stock(clock: clock)
+    let stock = try Stock(clock: clock, catalogueQueue: cart.configuration.catalogueQueue)
     try await stock.start()
     defer {
       Task {
@@ -97,5 +103,25 @@ import Testing
       await cart.client.get("/v1/hubs/\(hub)/cart", headers: cart.customer()).status == 200
     }
     #expect(known, "the new hub did not reach CartService")
+  }
+
+  @Test func aCartServiceStartedAfterTheEventsFillsItsCopyFromStockService() async throws {
+    let clock = ManualClock()
+    // Long enough for the catalogue requests that a real StockService answers.
+    let cart = try CartFixture(clock: clock, seed: false, catalogueTimeout: 5)
+    // StockService runs and publishes its demo before this CartService's queue exists.
+    let stock = try Stock(clock: clock, catalogueQueue: cart.configuration.catalogueQueue)
+    try await stock.start()
+    defer { Task { await stock.stop() } }
+    #expect(await eventually { (try? stock.app.store.database.read { try Outbox.backlog(in: $0) }) == 0 })
+    try await cart.start()
+    defer { Task { await cart.stop() } }
+    let filled = await eventually(timeout: .seconds(20)) { (try? cart.app.store.catalogueSynced()) == true }
+    #expect(filled, "the catalogue copy was not filled")
+    #expect(try cart.app.store.hubIDs() == ["h1", "h2", "h3"])
+    let reply = try await cart.put("p00030", 1, hub: "h3")
+    #expect(reply.lines.map(\.sku) == ["p00030"])
+    #expect(
+      reply.lines.first?.unitPrice == (try stock.app.store.product(hub: "h3", sku: "p00030"))?.product.price)
   }
 }
