@@ -65,7 +65,8 @@ public struct EventEnvelope: Codable, Hashable, Sendable {
     append(",\"subject\":" + JSONText.quoted(subject))
     append(",\"type\":" + JSONText.quoted(type) + "}")
     return OutgoingMessage(
-      messageID: id, routingKey: type, type: type, body: body, timestamp: occurredAt, correlationID: correlationId)
+      messageID: id, routingKey: type, type: type, body: body, timestamp: occurredAt,
+      correlationID: correlationId)
   }
 
   /// The message this envelope travels as.
