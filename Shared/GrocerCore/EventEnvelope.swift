@@ -51,13 +51,24 @@ public struct EventEnvelope: Codable, Hashable, Sendable {
     id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
     subject: String, sequence: Int64, payload: Payload
   ) throws -> OutgoingMessage {
+    message(
+      id: id, type: type, occurredAt: occurredAt, source: source, correlationId: correlationId,
+      subject: subject,
+      sequence: sequence, payloadJSON: try JSON.encode(payload))
+  }
+
+  /// `message(…payload:)` for a payload already written as JSON (by hand, on a hot path).
+  public static func message(
+    id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
+    subject: String, sequence: Int64, payloadJSON: some Sequence<UInt8>
+  ) -> OutgoingMessage {
     var body = Data()
     body.reserveCapacity(256)
     func append(_ text: String) { body.append(contentsOf: text.utf8) }
     append("{")
     if let correlationId { append("\"correlationId\":" + JSONText.quoted(correlationId) + ",") }
     append("\"data\":")
-    body.append(try JSON.encode(payload))
+    body.append(contentsOf: payloadJSON)
     append(",\"id\":" + JSONText.quoted(id))
     append(",\"occurredAt\":\"" + Timestamp.string(from: occurredAt) + "\"")
     append(",\"sequence\":" + String(sequence))

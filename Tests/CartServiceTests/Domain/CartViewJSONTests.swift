@@ -184,4 +184,31 @@ import Testing
     let decoded = try JSON.decode(CartView.self, from: try JSON.encode(view))
     #expect(decoded == view)
   }
+
+  @Test(
+    arguments: roundTrips + [
+      view(
+        lines: [
+          CartLineView(
+            sku: "p-1", name: "Bio \"Milch\" 1/2 \\ l\n\t\u{1} Ä 🥛", quantity: 99, unitPrice: eur(0),
+            deposit: nil,
+            lineTotal: eur(0))
+        ],
+        promo: CartPromoView(code: "X", description: "ünï / côdé", applied: false, notice: "a\rb"))
+    ])
+  func theHandWrittenReplyIsTheEncodersBytes(view: CartView) throws {
+    let expected = String(decoding: try JSON.encode(view), as: UTF8.self)
+    #expect(String(decoding: view.jsonBytes(), as: UTF8.self) == expected)
+  }
+
+  @Test(arguments: [nil, "SPRING"] as [String?])
+  func theHandWrittenCartChangedIsTheEncodersBytes(promo: String?) throws {
+    let payload = CartChanged(
+      userId: "u \"1\"", hub: "h1", version: 7,
+      lines: [.init(sku: "p1", quantity: 2), .init(sku: "p2", quantity: 1)],
+      promo: promo, reason: "customer")
+    #expect(
+      String(decoding: payload.jsonBytes(), as: UTF8.self)
+        == String(decoding: try JSON.encode(payload), as: UTF8.self))
+  }
 }

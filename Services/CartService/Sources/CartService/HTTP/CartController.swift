@@ -190,7 +190,7 @@ struct CartController: Sendable {
       guard await fillHub(hub) else { throw error }
       view = try await run(writes: writes, body)
     }
-    return Self.cartResponse([UInt8](try JSON.encode(view)))
+    return Self.cartResponse(view.jsonBytes())
   }
 
   /// A cart reply: personal, so no shared cache may keep it.

@@ -81,17 +81,17 @@ public final class CartReplyCache: Sendable {
   /// announced since. `view` must carry every kept adjustment (read without `seenVersion`).
   public func remember(_ view: CartView, user: String, freshUntil: Date, ticket: Ticket) {
     let key = Key(user: user, hub: view.hub)
-    guard let full = try? JSON.encode(view) else { return }
+    let full = view.jsonBytes()
     var withoutAdjustments = view
     withoutAdjustments.adjustments = []
-    guard let bare = try? JSON.encode(withoutAdjustments) else { return }
+    let bare = withoutAdjustments.jsonBytes()
     state.withLock { state in
       guard state.epoch == ticket.epoch, state.hubGenerations[view.hub, default: 0] == ticket.hubGeneration,
         view.version >= state.floors[key, default: 0]
       else { return }
       if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
       state.entries[key] = Entry(
-        view: view, full: [UInt8](full), bare: [UInt8](bare), hubGeneration: ticket.hubGeneration,
+        view: view, full: full, bare: bare, hubGeneration: ticket.hubGeneration,
         freshUntil: freshUntil)
     }
   }

@@ -22,6 +22,9 @@ public final class CartStore: Sendable {
   /// At most this many adjustments are kept per cart (the newest).
   static let adjustmentsKept = 100
   private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
+  /// Each hub's open/closed status with the moment it next changes (computing it walks the week
+  /// with a calendar, too slow for every reply).
+  private let hoursCache = Mutex<[HubID: (version: Int64, status: HoursStatus, until: Date)]>([:])
   /// Replies in memory for the HTTP fast path; told about every committed change.
   public let replies: CartReplyCache
   /// What the running write changed, told to `replies` once it is committed.
@@ -472,10 +475,10 @@ public final class CartStore: Sendable {
     let payload = CartChanged(
       userId: user, hub: hub, version: version, lines: lines, promo: promo, reason: reason)
     try Outbox.append(
-      try EventEnvelope.message(
+      EventEnvelope.message(
         id: ids.next(), type: CartEventType.cartChanged, occurredAt: now, source: CartEventType.source,
         correlationId: correlationID, subject: CartChanged.subject(userId: user, hub: hub), sequence: version,
-        payload: payload),
+        payloadJSON: payload.jsonBytes()),
       in: db)
   }
 
@@ -627,6 +630,20 @@ public final class CartStore: Sendable {
     return carts.count
   }
 
+  /// `hub.hours.status(at: now)`, remembered per hub version until it next changes (at most a
+  /// minute, so a status far ahead is recomputed now and then).
+  private func hoursStatus(_ hub: HubChanged, at now: Date) -> HoursStatus {
+    let version = hubCache.withLock { $0[hub.hub]?.version } ?? -1
+    if let cached = hoursCache.withLock({ $0[hub.hub] }), cached.version == version, now < cached.until {
+      return cached.status
+    }
+    let status = hub.hours.status(at: now)
+    var until = now.addingTimeInterval(60)
+    if let change = status.isOpen ? status.closesAt : status.opensAt, change < until { until = change }
+    hoursCache.withLock { $0[hub.hub] = (version, status, until) }
+    return status
+  }
+
   /// A cart as rendered, and until when time alone leaves it as it is.
   struct Rendered {
     var view: CartView
@@ -660,7 +677,7 @@ public final class CartStore: Sendable {
     }
     let promo = try cart?.promo.flatMap { try promotion($0, in: db) }
     let now = clock.now()
-    let hours = hub.hours.status(at: now)
+    let hours = hoursStatus(hub, at: now)
     let priced = CartPricing.price(
       lines, promo: promo,
       context: CartPricing.Context(
