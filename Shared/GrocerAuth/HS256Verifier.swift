@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import Synchronization
 
 /// The JWS algorithms a verifier can be configured for.
 ///
@@ -18,6 +19,10 @@ public enum JWTAlgorithm: String, Hashable, Sendable {
 /// `nbf` optional, both with `leeway` against the injected clock (→ `.expired`, `.notYetValid`);
 /// `sub` a non-empty string; `role` one of `customer` (default), `staff`, `rider`; `hubs` an array
 /// of strings (→ `.invalidClaim`). Unknown claims are ignored.
+///
+/// A token that passed is remembered (by its whole text, with its `exp`/`nbf`), so the token an
+/// app sends with every request is parsed and MACed once; its times are still checked on every
+/// use, so a remembered token expires exactly like a new one.
 public struct HS256Verifier: TokenVerifier {
   /// Longer tokens are refused before any work; ours are a few hundred bytes.
   public static let maximumTokenLength = 8 * 1024
@@ -26,6 +31,7 @@ public struct HS256Verifier: TokenVerifier {
   private let clock: any WallClock
   private let leeway: TimeInterval
   private let algorithm: JWTAlgorithm
+  private let verified = VerifiedTokens()
 
   /// - Parameters:
   ///   - secret: the shared secret (its UTF-8 bytes are the HMAC key). Must not be empty.
@@ -51,6 +57,10 @@ public struct HS256Verifier: TokenVerifier {
   }
 
   public func verify(_ token: String) throws(TokenError) -> Principal {
+    if let known = verified.lookup(token) {
+      try checkTimes(expiresAt: known.expiresAt, notBefore: known.notBefore)
+      return known.principal
+    }
     guard let parts = JWTParts(token, maximumLength: Self.maximumTokenLength),
       let header = JWTJSON.parseObject(parts.header)
     else { throw .malformed }
@@ -64,19 +74,23 @@ public struct HS256Verifier: TokenVerifier {
     guard signatureMatches else { throw .badSignature }
 
     guard let claims = JWTJSON.parseObject(parts.payload) else { throw .malformed }
-    try checkTimes(claims)
-    return try principal(from: claims)
-  }
-
-  private func checkTimes(_ claims: [String: JSONValue]) throws(TokenError) {
     guard case .number(let expiresAt) = claims["exp"] else { throw .invalidClaim("exp") }
-    let now = clock.now().timeIntervalSince1970
-    if now >= expiresAt + leeway { throw .expired }
+    var notBefore: Double?
     switch claims["nbf"] {
     case nil: break
-    case .number(let notBefore): if now + leeway < notBefore { throw .notYetValid }
+    case .number(let value): notBefore = value
     default: throw .invalidClaim("nbf")
     }
+    try checkTimes(expiresAt: expiresAt, notBefore: notBefore)
+    let principal = try principal(from: claims)
+    verified.insert(token, .init(principal: principal, expiresAt: expiresAt, notBefore: notBefore))
+    return principal
+  }
+
+  private func checkTimes(expiresAt: Double, notBefore: Double?) throws(TokenError) {
+    let now = clock.now().timeIntervalSince1970
+    if now >= expiresAt + leeway { throw .expired }
+    if let notBefore, now + leeway < notBefore { throw .notYetValid }
   }
 
   private func principal(from claims: [String: JSONValue]) throws(TokenError) -> Principal {
@@ -100,5 +114,27 @@ public struct HS256Verifier: TokenVerifier {
     default: throw .invalidClaim("hubs")
     }
     return Principal(subject: subject, role: role, hubs: hubs)
+  }
+}
+
+/// Tokens that passed verification, by their whole text, with what their times are checked
+/// against. Bounded: past `capacity` entries it starts over.
+final class VerifiedTokens: Sendable {
+  struct Entry: Sendable {
+    var principal: Principal
+    var expiresAt: Double
+    var notBefore: Double?
+  }
+
+  static let capacity = 10_000
+  private let entries = Mutex<[String: Entry]>([:])
+
+  func lookup(_ token: String) -> Entry? { entries.withLock { $0[token] } }
+
+  func insert(_ token: String, _ entry: Entry) {
+    entries.withLock { entries in
+      if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+      entries[token] = entry
+    }
   }
 }

@@ -48,11 +48,24 @@ public struct JSONBytes: Sendable {
     needsComma = true
   }
 
-  public mutating func int<T: BinaryInteger>(_ value: T) {
+  public mutating func int(_ value: Int) {
     separate()
-    bytes.append(contentsOf: String(value).utf8)
+    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    var magnitude = value.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      repeat {
+        buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+        magnitude /= 10
+        count += 1
+      } while magnitude > 0
+      bytes.append(contentsOf: buffer[(24 - count)...])
+    }
     needsComma = true
   }
+
+  public mutating func int(_ value: Int64) { int(Int(value)) }
 
   public mutating func bool(_ value: Bool) {
     separate()
@@ -92,7 +105,13 @@ public struct JSONBytes: Sendable {
   /// characters; `/` left as is).
   private mutating func appendString(_ text: String) {
     bytes.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
+    let utf8 = text.utf8
+    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+      bytes.append(contentsOf: utf8)
+      bytes.append(UInt8(ascii: "\""))
+      return
+    }
+    for byte in utf8 {
       switch byte {
       case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
       case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])

@@ -13,6 +13,8 @@ public final class SQLiteConnection {
 
   private var handle: OpaquePointer?
   private var statements: [String: OpaquePointer] = [:]
+  /// The column names of each cached statement, read once (not per query).
+  private var columnsByStatement: [OpaquePointer: SQLRow.Columns] = [:]
   /// How many times SQL text was compiled (a cache miss); tests use it to see reuse.
   private(set) var prepareCount = 0
 
@@ -34,6 +36,7 @@ public final class SQLiteConnection {
   func close() {
     for statement in statements.values { sqlite3_finalize(statement) }
     statements = [:]
+    columnsByStatement = [:]
     if let handle { sqlite3_close_v2(handle) }
     handle = nil
   }
@@ -70,9 +73,8 @@ public final class SQLiteConnection {
   /// Runs one statement with bindings given as an array and returns all its rows.
   public func query(_ sql: String, bindings: [any SQLBindable]) throws -> [SQLRow] {
     try withStatement(sql, bindings) { statement in
-      let count = Int(sqlite3_column_count(statement))
-      let columns = SQLRow.Columns(
-        names: (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) })
+      let columns = columns(of: statement)
+      let count = columns.names.count
       var rows: [SQLRow] = []
       while try step(statement, sql) {
         rows.append(SQLRow(columns: columns, values: (0..<count).map { column(statement, Int32($0)) }))
@@ -89,9 +91,8 @@ public final class SQLiteConnection {
   public func queryOne(_ sql: String, bindings: [any SQLBindable]) throws -> SQLRow? {
     try withStatement(sql, bindings) { statement in
       guard try step(statement, sql) else { return nil }
-      let count = Int(sqlite3_column_count(statement))
-      let columns = SQLRow.Columns(
-        names: (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) })
+      let columns = columns(of: statement)
+      let count = columns.names.count
       return SQLRow(columns: columns, values: (0..<count).map { column(statement, Int32($0)) })
     }
   }
@@ -133,6 +134,15 @@ public final class SQLiteConnection {
     return try body(statement)
   }
 
+  private func columns(of statement: OpaquePointer) -> SQLRow.Columns {
+    if let known = columnsByStatement[statement] { return known }
+    let count = Int(sqlite3_column_count(statement))
+    let columns = SQLRow.Columns(
+      names: (0..<count).map { String(cString: sqlite3_column_name(statement, Int32($0))) })
+    columnsByStatement[statement] = columns
+    return columns
+  }
+
   private func prepared(_ sql: String) throws -> OpaquePointer {
     if let cached = statements[sql] { return cached }
     let handle = try open()
@@ -156,6 +166,7 @@ public final class SQLiteConnection {
     if statements.count >= Self.statementCacheLimit {
       for cached in statements.values { sqlite3_finalize(cached) }
       statements = [:]
+      columnsByStatement = [:]
     }
     statements[sql] = statement
     prepareCount += 1

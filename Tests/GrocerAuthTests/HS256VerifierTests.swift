@@ -98,6 +98,19 @@ import Testing
     #expect(verificationError(verifier, token) == .expired)
   }
 
+  @Test func aRememberedTokenStillExpiresAndATamperedCopyIsStillRefused() throws {
+    let clock = ManualClock(TokenFixtures.start)
+    let verifier = TokenFixtures.verifier(clock: clock)
+    let token = TokenFixtures.token(payload: TokenFixtures.payload())
+    for _ in 0..<3 { #expect(try verifier.verify(token).subject == "u1") }
+    var tampered = Array(token.utf8)
+    tampered[tampered.count - 2] =
+      tampered[tampered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    #expect(verificationError(verifier, String(decoding: tampered, as: UTF8.self)) == .badSignature)
+    clock.advance(by: 3600 + 30)
+    #expect(verificationError(verifier, token) == .expired)
+  }
+
   @Test func isNotYetValidBeforeNotBeforeMinusTheLeeway() throws {
     let clock = ManualClock(TokenFixtures.start)
     let verifier = TokenFixtures.verifier(clock: clock)

@@ -1,7 +1,9 @@
-import CartService
+import Foundation
 import GrocerContracts
 import GrocerCore
 import Testing
+
+@testable import CartService
 
 @Suite struct CartRulesTests {
   @Test(
@@ -55,5 +57,27 @@ import Testing
         description: promo.description)
       #expect(try body.validate(code: promo.code) == promo)
     }
+  }
+}
+
+@Suite struct QuantityBodyTests {
+  @Test(arguments: [
+    (#"{"quantity":3}"#, 3), (#" { "quantity" : 0 } "#, 0), (#"{"quantity":-1}"#, -1),
+    (#"{"quantity":99}"#, 99),
+    ("{\n\"quantity\":\t12\r\n}", 12), (#"{"quantity":123456789}"#, 123_456_789),
+  ])
+  func theCommonBodyIsReadWithoutAParser(body: String, quantity: Int) throws {
+    #expect(CartController.QuantityBody.fast(Array(body.utf8))?.quantity == quantity)
+    #expect(try CartController.QuantityBody.decodeCartBody(from: Data(body.utf8)).quantity == quantity)
+  }
+
+  @Test(arguments: [
+    #"{"quantity":2.5}"#, #"{"quantity":"3"}"#, #"{"quantity":1,"x":2}"#, #"{"quantity":007}"#,
+    #"{"quantity":}"#,
+    #"{"quantity":1234567890}"#, #"{"Quantity":1}"#, #"{"quantity":1}x"#, #"{"quantity":1e2}"#, "", "[1]",
+    #"{"quantity":null}"#, #"{"quantity":-}"#,
+  ])
+  func everythingElseIsLeftToStrictJSON(body: String) {
+    #expect(CartController.QuantityBody.fast(Array(body.utf8)) == nil)
   }
 }
