@@ -23,10 +23,11 @@ public final class CartReplyCache: Sendable {
 
   struct Entry: Sendable {
     var view: CartView
-    /// The reply with every kept adjustment (no `seenVersion`, or one older than all of them).
-    var full: [UInt8]
-    /// The reply with no adjustments (`seenVersion` at or after the newest one).
-    var bare: [UInt8]
+    /// The reply with every kept adjustment (no `seenVersion`, or one older than all of them),
+    /// written on its first use (a writer remembers what it rendered without encoding it).
+    var full: [UInt8]?
+    /// The reply with no adjustments (`seenVersion` at or after the newest one), likewise.
+    var bare: [UInt8]?
     var hubGeneration: UInt64
     var freshUntil: Date
   }
@@ -57,19 +58,34 @@ public final class CartReplyCache: Sendable {
 
   /// The encoded reply for `seenVersion`, if one is remembered and fresh at `now`.
   public func reply(user: String, hub: HubID, seenVersion: Int64?, now: Date) -> [UInt8]? {
-    state.withLock { state -> [UInt8]? in
-      let key = Key(user: user, hub: hub)
+    enum Variant { case full, bare }
+    let key = Key(user: user, hub: hub)
+    let found = state.withLock { state -> (Variant, CartView, [UInt8]?)? in
       guard let entry = state.entries[key] else { return nil }
       guard entry.freshUntil > now, entry.hubGeneration == state.hubGenerations[hub, default: 0] else {
         state.entries[key] = nil
         return nil
       }
       let adjustments = entry.view.adjustments
-      guard let seenVersion, let newest = adjustments.last?.version else { return entry.full }
-      if seenVersion >= newest { return entry.bare }
-      if adjustments.allSatisfy({ $0.version > seenVersion }) { return entry.full }
+      guard let seenVersion, let newest = adjustments.last?.version else {
+        return (.full, entry.view, entry.full)
+      }
+      if seenVersion >= newest { return (.bare, entry.view, entry.bare) }
+      if adjustments.allSatisfy({ $0.version > seenVersion }) { return (.full, entry.view, entry.full) }
       return nil
     }
+    guard let (variant, view, bytes) = found else { return nil }
+    if let bytes { return bytes }
+    // First use: encode outside the lock, then keep it if the entry still shows that cart.
+    var shown = view
+    if variant == .bare { shown.adjustments = [] }
+    let encoded = shown.jsonBytes()
+    state.withLock { state in
+      guard var entry = state.entries[key], entry.view == view else { return }
+      if variant == .full { entry.full = encoded } else { entry.bare = encoded }
+      state.entries[key] = entry
+    }
+    return encoded
   }
 
   /// Call before reading a cart from the database.
@@ -81,17 +97,13 @@ public final class CartReplyCache: Sendable {
   /// announced since. `view` must carry every kept adjustment (read without `seenVersion`).
   public func remember(_ view: CartView, user: String, freshUntil: Date, ticket: Ticket) {
     let key = Key(user: user, hub: view.hub)
-    let full = view.jsonBytes()
-    var withoutAdjustments = view
-    withoutAdjustments.adjustments = []
-    let bare = withoutAdjustments.jsonBytes()
     state.withLock { state in
       guard state.epoch == ticket.epoch, state.hubGenerations[view.hub, default: 0] == ticket.hubGeneration,
         view.version >= state.floors[key, default: 0]
       else { return }
       if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
       state.entries[key] = Entry(
-        view: view, full: full, bare: bare, hubGeneration: ticket.hubGeneration,
+        view: view, full: nil, bare: nil, hubGeneration: ticket.hubGeneration,
         freshUntil: freshUntil)
     }
   }

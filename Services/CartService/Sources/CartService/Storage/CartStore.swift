@@ -69,7 +69,8 @@ public final class CartStore: Sendable {
     user: String, hub: HubID, sku: SKU, quantity: Int, seenVersion: Int64?, correlationID: String?
   ) throws -> CartView {
     guard CartRules.quantityRange.contains(quantity) else { throw CartError.quantityOutOfRange(quantity) }
-    return try write { db in
+    let (rendered, ticket) = try write { db in
+      let ticket = self.replies.ticket(hub: hub)
       let hubValue = try self.requireHub(hub, in: db)
       guard let product = try self.product(hub: hub, sku: sku, in: db) else {
         throw CartError.unknownProduct(sku)
@@ -81,16 +82,21 @@ public final class CartStore: Sendable {
       if unchanged, let change {
         unchanged = try self.lastChange(user: user, hub: hub, sku: sku, in: db) == change
       }
-      if !unchanged {
-        let version = (cart?.version ?? 0) + 1
-        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
-        if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
-        try self.saveVersion(
-          version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
-          in: db)
-      }
-      return try self.render(user: user, hub: hubValue, in: db).view.since(seenVersion)
+      guard !unchanged else { return (try self.render(user: user, hub: hubValue, in: db), ticket) }
+      let version = (cart?.version ?? 0) + 1
+      try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
+      if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
+      // Rendered as the new version before it is saved, so the event reuses its lines.
+      let rendered = try self.render(
+        user: user, hub: hubValue, in: db,
+        as: CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
+      try self.saveVersion(
+        version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
+        lines: rendered.view.lines.map { CartChanged.Line(sku: $0.sku, quantity: $0.quantity) }, in: db)
+      return (rendered, ticket)
     }
+    replies.remember(rendered.view, user: user, freshUntil: rendered.freshUntil, ticket: ticket)
+    return rendered.view.since(seenVersion)
   }
 
   /// Puts promo `code` on the cart (nil removes it). Unknown → `unknownPromotion`; expired or not
@@ -454,7 +460,7 @@ public final class CartStore: Sendable {
   /// puts `cart.changed` in the outbox.
   private func saveVersion(
     _ version: Int64, user: String, hub: HubID, promo: String?, reason: String, correlationID: String?,
-    in db: SQLiteConnection
+    lines known: [CartChanged.Line]? = nil, in db: SQLiteConnection
   ) throws {
     let now = clock.now()
     announcements.withLock { $0.append(.cart(user: user, hub: hub, version: version)) }
@@ -469,9 +475,11 @@ public final class CartStore: Sendable {
         "DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ? AND version <= ?", user, hub,
         version - Int64(Self.adjustmentsKept))
     }
-    let lines = try db.query(
-      "SELECT sku, quantity FROM cart_lines WHERE user_id = ? AND hub = ? ORDER BY position", user, hub
-    ).map { CartChanged.Line(sku: try $0.string(0), quantity: try $0.int(1)) }
+    let lines =
+      try known
+      ?? db.query(
+        "SELECT sku, quantity FROM cart_lines WHERE user_id = ? AND hub = ? ORDER BY position", user, hub
+      ).map { CartChanged.Line(sku: try $0.string(0), quantity: try $0.int(1)) }
     let payload = CartChanged(
       userId: user, hub: hub, version: version, lines: lines, promo: promo, reason: reason)
     try Outbox.append(
@@ -651,8 +659,11 @@ public final class CartStore: Sendable {
   }
 
   /// The whole priced cart as stored in this transaction, with every kept adjustment.
-  private func render(user: String, hub: HubChanged, in db: SQLiteConnection) throws -> Rendered {
-    let cart = try cartRow(user: user, hub: hub.hub, in: db)
+  /// `state` stands in for the cart's stored row (a version about to be saved).
+  private func render(user: String, hub: HubChanged, in db: SQLiteConnection, as state: CartRow? = nil) throws
+    -> Rendered
+  {
+    let cart = try state ?? cartRow(user: user, hub: hub.hub, in: db)
     let lines = try db.query(
       """
       SELECT l.sku, p.name, l.quantity, p.price, p.deposit, p.currency
