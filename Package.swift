@@ -34,6 +34,10 @@ let package = Package(
       name: "grocer-bench-relay", dependencies: ["GrocerCore", "GrocerStorage", "GrocerAMQP"],
       path: "Benchmarks/outbox-relay/Sources"),
 
+    .executableTarget(
+      name: "grocer-bench-cart-store", dependencies: ["CartService", "GrocerContracts", "GrocerCore"],
+      path: "Benchmarks/cart/Sources"),
+
     // StockService.
     .target(
       name: "StockService",

@@ -88,6 +88,20 @@ public final class CartReplyCache: Sendable {
     return encoded
   }
 
+  /// The remembered cart of `user` at `hub` if it is exactly `version` of it, whatever its age:
+  /// the writer builds the next version from it instead of reading every line again. Exact
+  /// because every change of what a reply shows (lines, names, prices, adjustments, promo code)
+  /// raises the version, except a hub's pricing or hours, which the generation check covers;
+  /// totals, promo conditions and opening hours are computed afresh by whoever uses it.
+  public func view(user: String, hub: HubID, version: Int64) -> CartView? {
+    state.withLock { state in
+      guard let entry = state.entries[Key(user: user, hub: hub)], entry.view.version == version,
+        entry.hubGeneration == state.hubGenerations[hub, default: 0]
+      else { return nil }
+      return entry.view
+    }
+  }
+
   /// Call before reading a cart from the database.
   public func ticket(hub: HubID) -> Ticket {
     state.withLock { Ticket(epoch: $0.epoch, hubGeneration: $0.hubGenerations[hub, default: 0]) }

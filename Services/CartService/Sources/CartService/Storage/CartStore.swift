@@ -12,7 +12,7 @@ import Synchronization
 /// it, and its `cart.changed` event goes to the outbox in the same transaction. The reply is
 /// rendered inside that transaction too, so it shows exactly the version it created.
 public final class CartStore: Sendable {
-  let database: SQLiteDatabase
+  public let database: SQLiteDatabase
   private let clock: any WallClock
   private let ids: any IDGenerator
   private let logger: Logger
@@ -82,14 +82,46 @@ public final class CartStore: Sendable {
       if unchanged, let change {
         unchanged = try self.lastChange(user: user, hub: hub, sku: sku, in: db) == change
       }
-      guard !unchanged else { return (try self.render(user: user, hub: hubValue, in: db), ticket) }
+      let promo = try cart?.promo.flatMap { try self.promotion($0, in: db) }
+      // The remembered reply of the current version, when there is one, stands in for reading
+      // every line again (exact: see `CartReplyCache.view`).
+      let base = self.replies.view(user: user, hub: hub, version: cart?.version ?? 0)
+      guard !unchanged else {
+        if let base {
+          return (
+            self.priced(
+              hub: hubValue, version: base.version, lines: base.lines.map(CartPricing.Line.init),
+              adjustments: base.adjustments, promo: promo), ticket
+          )
+        }
+        return (try self.render(user: user, hub: hubValue, in: db), ticket)
+      }
       let version = (cart?.version ?? 0) + 1
       try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
       if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
       // Rendered as the new version before it is saved, so the event reuses its lines.
-      let rendered = try self.render(
-        user: user, hub: hubValue, in: db,
-        as: CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
+      let rendered: Rendered
+      if let base {
+        var lines = base.lines.map(CartPricing.Line.init)
+        let line = CartPricing.Line(
+          sku: sku, name: product.name, quantity: kept, unitPrice: product.priceMoney,
+          deposit: product.deposit.map { Money(minorUnits: $0, currency: product.currency) })
+        if let index = lines.firstIndex(where: { $0.sku == sku }) {
+          if kept == 0 { lines.remove(at: index) } else { lines[index] = line }
+        } else if kept > 0 {
+          lines.append(line)
+        }
+        let oldest = version - Int64(Self.adjustmentsKept)
+        let adjustments =
+          base.adjustments.filter { $0.version > oldest }
+          + (change.map { [CartAdjustment($0, version: version)] } ?? [])
+        rendered = self.priced(
+          hub: hubValue, version: version, lines: lines, adjustments: adjustments, promo: promo)
+      } else {
+        rendered = try self.render(
+          user: user, hub: hubValue, in: db,
+          as: CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
+      }
       try self.saveVersion(
         version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
         lines: rendered.view.lines.map { CartChanged.Line(sku: $0.sku, quantity: $0.quantity) }, in: db)
@@ -687,6 +719,14 @@ public final class CartStore: Sendable {
       ).compactMap { try Self.adjustment($0) }
     }
     let promo = try cart?.promo.flatMap { try promotion($0, in: db) }
+    return priced(hub: hub, version: cart?.version ?? 0, lines: lines, adjustments: adjustments, promo: promo)
+  }
+
+  /// The priced cart from its parts (now, with the hub's current hours).
+  private func priced(
+    hub: HubChanged, version: Int64, lines: [CartPricing.Line], adjustments: [CartAdjustment],
+    promo: Promotion?
+  ) -> Rendered {
     let now = clock.now()
     let hours = hoursStatus(hub, at: now)
     let priced = CartPricing.price(
@@ -694,7 +734,7 @@ public final class CartStore: Sendable {
       context: CartPricing.Context(
         hub: hub.hub, currency: hub.currency, pricing: hub.pricing, hours: hours, now: now))
     let view = CartView(
-      hub: hub.hub, version: cart?.version ?? 0, lines: priced.lines, adjustments: adjustments,
+      hub: hub.hub, version: version, lines: priced.lines, adjustments: adjustments,
       promo: priced.promo,
       totals: priced.totals, blocker: priced.blocker)
     // The reply changes by itself when the hub opens or closes or the promo code runs out.
@@ -720,5 +760,23 @@ extension CartStore {
   /// Forgets inbox entries processed before `date`.
   public func purgeInbox(olderThan date: Date) throws -> Int {
     try write { db in try Inbox.purge(olderThan: date, in: db) }
+  }
+}
+
+extension CartPricing.Line {
+  /// A line as a reply showed it.
+  init(_ view: CartLineView) {
+    self.init(
+      sku: view.sku, name: view.name, quantity: view.quantity, unitPrice: view.unitPrice,
+      deposit: view.deposit)
+  }
+}
+
+extension CartStore {
+  /// The cart rendered from the tables alone, bypassing remembered replies (for tests that check
+  /// the replies built from memory against it).
+  func renderedFromTables(user: String, hub: HubID) throws -> CartView {
+    try database.read { db in try self.render(user: user, hub: try self.requireHub(hub, in: db), in: db).view
+    }
   }
 }

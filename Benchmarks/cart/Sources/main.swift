@@ -1,0 +1,90 @@
+import CartService
+import Foundation
+import GrocerContracts
+import GrocerCore
+
+/// CartService's writer capacity without HTTP: `CartStore.setQuantity` (one transaction with its
+/// `cart.changed` outbox row) on 1,000 carts over 200 SKUs, run one at a time on the database's
+/// writer queue the way the HTTP handlers run it, plus `CartStore.cart` reads. The outbox is not
+/// relayed (no broker), so it grows during the run.
+///
+/// `grocer-bench-cart-store [WRITES] [DATA_DIR]`; prints `RESULT writes_per_s=… us_per_write=…`.
+let arguments = CommandLine.arguments.dropFirst()
+let writes = arguments.first.flatMap(Int.init) ?? 20_000
+let directory =
+  arguments.dropFirst().first ?? NSTemporaryDirectory() + "grocer-bench-cart-store-\(getpid())"
+defer { try? FileManager.default.removeItem(atPath: directory) }
+
+let users = 1_000
+let skus = 200
+var configuration = CartServiceConfiguration(settings: Settings(["GROCER_DATA_DIR": directory]))
+configuration.serviceName = "cart-bench-store"
+let app = try buildCartService(configuration: configuration, logger: .discarding())
+let store = app.store
+
+func eur(_ units: Int) -> Money { Money(minorUnits: units, currency: "EUR") }
+let hub = HubChanged(
+  hub: Hub(
+    id: "h1", name: "Bench", hours: .daily(opens: .midnight, closes: .endOfDay),
+    pricing: PricingSettings(minimumOrder: eur(1000), deliveryFee: eur(299), freeDeliveryFrom: eur(3000)),
+    currency: "EUR"))
+try store.applyCatalogue(
+  hubs: [Versioned(hub, version: 1)],
+  products: (1...skus).map { index in
+    Versioned(
+      StockChanged(
+        hub: "h1", sku: String(format: "p%05d", index), name: "Bench product \(index) 500 g",
+        available: 10_000, price: eur(99 + index), deposit: index % 4 == 0 ? eur(25) : nil),
+      version: 1)
+  })
+try store.markCatalogueSynced()
+
+var generator = SplitMix(seed: 7)
+let plan: [(user: String, sku: SKU, quantity: Int)] = (0..<writes).map { index in
+  (
+    "bench-u\(generator.next() % UInt64(users))", String(format: "p%05d", Int(generator.next() % UInt64(skus)) + 1),
+    index % 5 + 1
+  )
+}
+
+/// A tiny seeded generator, so every run writes the same sequence.
+struct SplitMix {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+let started = ContinuousClock.now
+try await withThrowingTaskGroup(of: Void.self) { group in
+  for (index, step) in plan.enumerated() {
+    group.addTask {
+      _ = try await store.database.onWriterQueue {
+        try store.setQuantity(
+          user: step.user, hub: "h1", sku: step.sku, quantity: step.quantity, seenVersion: nil, correlationID: nil)
+      }
+    }
+    if index >= 64 { try await group.next() }
+  }
+  try await group.waitForAll()
+}
+let elapsed = ContinuousClock.now - started
+let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+let lines = try store.cart(user: "bench-u1", hub: "h1", seenVersion: nil).lines.count
+
+let readStart = ContinuousClock.now
+for index in 0..<writes {
+  _ = try store.cart(user: "bench-u\(index % users)", hub: "h1", seenVersion: 0)
+}
+let readElapsed = ContinuousClock.now - readStart
+let readSeconds = Double(readElapsed.components.seconds) + Double(readElapsed.components.attoseconds) / 1e18
+print(
+  String(
+    format: "RESULT writes=%d writes_per_s=%.0f us_per_write=%.1f lines_per_cart=%d reads_per_s=%.0f us_per_read=%.1f",
+    writes, Double(writes) / seconds, seconds / Double(writes) * 1e6, lines, Double(writes) / readSeconds,
+    readSeconds / Double(writes) * 1e6))
