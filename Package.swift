@@ -41,7 +41,9 @@ let package = Package(
     // StockService.
     .target(
       name: "StockService",
-      dependencies: ["GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      dependencies: [
+        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+      ],
       path: "Services/StockService/Sources/StockService"),
     .executableTarget(
       name: "stock-service", dependencies: ["StockService", "GrocerCore"],
@@ -50,7 +52,9 @@ let package = Package(
     // CartService.
     .target(
       name: "CartService",
-      dependencies: ["GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth"],
+      dependencies: [
+        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+      ],
       path: "Services/CartService/Sources/CartService"),
     .executableTarget(
       name: "cart-service", dependencies: ["CartService", "GrocerCore"],
@@ -73,14 +77,16 @@ let package = Package(
     .testTarget(
       name: "StockServiceTests",
       dependencies: [
-        "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "GrocerAuth",
         "GrocerTestSupport",
       ],
       path: "Tests/StockServiceTests"),
     .testTarget(
       name: "CartServiceTests",
       dependencies: [
-        "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP",
+        "GrocerStorage", "GrocerAuth",
         "GrocerTestSupport",
       ],
       path: "Tests/CartServiceTests"),

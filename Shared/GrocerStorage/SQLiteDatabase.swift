@@ -37,6 +37,13 @@ public final class SQLiteDatabase: Sendable {
   private let commitObservers = Mutex<[@Sendable () -> Void]>([])
   private let writeQueue: DispatchQueue
   private let readQueue: DispatchQueue
+  /// Writes waiting for the writer queue's next batch (`onWriterQueue`).
+  private let pendingWrites = Mutex<(jobs: [PendingWrite], scheduled: Bool)>(([], false))
+  /// State only touched with `writerLock` held: whether a batch transaction is open, and the
+  /// actions to run once the running transaction commits.
+  private let writerState = WriterState()
+  /// Most writes committed together by one batch.
+  static let maximumBatch = 128
 
   /// Opens (creating the file and its folder) and migrates the database at `path`.
   ///
@@ -95,9 +102,18 @@ public final class SQLiteDatabase: Sendable {
   /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` … `COMMIT`), serialized with every
   /// other write. Any error thrown rolls the whole transaction back and is rethrown. After a
   /// successful commit the commit observers are called.
+  ///
+  /// Inside a batch (`onWriterQueue`) the transaction is a savepoint of the batch's: an error
+  /// rolls back this write alone, and the commit (with its observers and `afterCommit` actions)
+  /// is the batch's.
   public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     writerLock.lock()
+    if writerState.batchOpen {
+      defer { writerLock.unlock() }
+      return try inSavepoint(body)
+    }
     let result: T
+    let actions: [@Sendable () -> Void]
     do {
       defer { writerLock.unlock() }
       guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
@@ -106,13 +122,41 @@ public final class SQLiteDatabase: Sendable {
       do {
         result = try body(connection)
         try connection.execute("COMMIT")
+        actions = writerState.takeActions()
       } catch {
         try? connection.execute("ROLLBACK")
+        _ = writerState.takeActions()
         throw error
       }
     }
     for observer in commitObservers.withLock({ $0 }) { observer() }
+    for action in actions { action() }
     return result
+  }
+
+  /// Registers `action` to run once the write transaction now running has committed (after the
+  /// commit observers, in registration order); it is dropped if that transaction (or its
+  /// savepoint) rolls back. Call it only inside a `write` body.
+  public func afterCommit(_ action: @escaping @Sendable () -> Void) {
+    writerLock.lock()
+    defer { writerLock.unlock() }
+    writerState.actions.append(action)
+  }
+
+  private func inSavepoint<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    let connection = writer.connection
+    let mark = writerState.actions.count
+    try connection.execute("SAVEPOINT write")
+    do {
+      let result = try body(connection)
+      try connection.execute("RELEASE write")
+      return result
+    } catch {
+      try? connection.execute("ROLLBACK TO write")
+      try? connection.execute("RELEASE write")
+      writerState.actions.removeSubrange(mark...)
+      throw error
+    }
   }
 
   /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot
@@ -149,10 +193,80 @@ public final class SQLiteDatabase: Sendable {
   /// for async callers whose transactions are wrapped in their own helpers. Only that queue's one
   /// thread ever waits for the write lock, so a burst of writes does not park a pool thread per
   /// write on the lock (which starves the rest of the process on a small machine).
+  ///
+  /// Writes that queue up meanwhile are committed together (group commit): one transaction,
+  /// each write in its own savepoint, so one that fails is rolled back alone and the others
+  /// commit. Every caller is answered after the commit, so nobody sees a write as done before
+  /// it is on disk; if the commit itself fails, every write of the batch fails with it.
   public func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-      writeQueue.async { continuation.resume(with: Result { try body() }) }
+      let outcome = OutcomeBox<T>()
+      let job = PendingWrite(
+        run: { outcome.result = Result { try body() } },
+        finish: { failure in
+          if let failure {
+            continuation.resume(throwing: failure)
+          } else {
+            continuation.resume(with: outcome.result ?? .failure(StorageError.closed))
+          }
+        })
+      let schedule = pendingWrites.withLock { pending -> Bool in
+        pending.jobs.append(job)
+        defer { pending.scheduled = true }
+        return !pending.scheduled
+      }
+      if schedule { writeQueue.async { self.drainPendingWrites() } }
     }
+  }
+
+  /// Runs the queued writes in batches of at most `maximumBatch`, each batch one transaction.
+  private func drainPendingWrites() {
+    while true {
+      let jobs = pendingWrites.withLock { pending -> [PendingWrite] in
+        let batch = Array(pending.jobs.prefix(Self.maximumBatch))
+        pending.jobs.removeFirst(batch.count)
+        if batch.isEmpty { pending.scheduled = false }
+        return batch
+      }
+      guard !jobs.isEmpty else { return }
+      runBatch(jobs)
+    }
+  }
+
+  private func runBatch(_ jobs: [PendingWrite]) {
+    writerLock.lock()
+    var failure: (any Error)?
+    var actions: [@Sendable () -> Void] = []
+    if closed.load(ordering: .acquiring) {
+      failure = StorageError.closed
+    } else {
+      let connection = writer.connection
+      do {
+        try connection.execute("BEGIN IMMEDIATE")
+        writerState.batchOpen = true
+        for job in jobs { job.run() }
+        writerState.batchOpen = false
+        do {
+          try connection.execute("COMMIT")
+          actions = writerState.takeActions()
+        } catch {
+          try? connection.execute("ROLLBACK")
+          _ = writerState.takeActions()
+          failure = error
+        }
+      } catch {
+        writerState.batchOpen = false
+        failure = error
+      }
+    }
+    writerLock.unlock()
+    if failure == nil {
+      for observer in commitObservers.withLock({ $0 }) { observer() }
+      for action in actions { action() }
+    } else {
+      logger.error("batched write failed; every write of the batch is refused", ["error": "\(failure!)"])
+    }
+    for job in jobs { job.finish(failure) }
   }
 
   /// `read` on the database's reader queue, for async callers.
@@ -285,4 +399,33 @@ enum FrameworkSchema {
       expires_at REAL NOT NULL
     );
     """
+}
+
+/// One write waiting for a batch: `run` does it (inside the batch transaction) and keeps its
+/// outcome, `finish` answers its caller after the commit (with the batch's error if it failed).
+private final class PendingWrite: Sendable {
+  let run: @Sendable () -> Void
+  let finish: @Sendable ((any Error)?) -> Void
+
+  init(run: @escaping @Sendable () -> Void, finish: @escaping @Sendable ((any Error)?) -> Void) {
+    self.run = run
+    self.finish = finish
+  }
+}
+
+/// A job's outcome, written by the writer thread and read after the commit (the batch's lock
+/// hand-off orders the two).
+private final class OutcomeBox<T>: @unchecked Sendable {
+  var result: Result<T, any Error>?
+}
+
+/// What `SQLiteDatabase` keeps about the running write; only touched with its writer lock held.
+private final class WriterState: @unchecked Sendable {
+  var batchOpen = false
+  var actions: [@Sendable () -> Void] = []
+
+  func takeActions() -> [@Sendable () -> Void] {
+    defer { actions = [] }
+    return actions
+  }
 }

@@ -41,10 +41,9 @@ try store.markCatalogueSynced()
 
 var generator = SplitMix(seed: 7)
 let plan: [(user: String, sku: SKU, quantity: Int)] = (0..<writes).map { index in
-  (
-    "bench-u\(generator.next() % UInt64(users))", String(format: "p%05d", Int(generator.next() % UInt64(skus)) + 1),
-    index % 5 + 1
-  )
+  let user = "bench-u\(generator.next() % UInt64(users))"
+  let sku = String(format: "p%05d", Int(generator.next() % UInt64(skus)) + 1)
+  return (user, sku, index % 5 + 1)
 }
 
 /// A tiny seeded generator, so every run writes the same sequence.
@@ -66,7 +65,8 @@ try await withThrowingTaskGroup(of: Void.self) { group in
     group.addTask {
       _ = try await store.database.onWriterQueue {
         try store.setQuantity(
-          user: step.user, hub: "h1", sku: step.sku, quantity: step.quantity, seenVersion: nil, correlationID: nil)
+          user: step.user, hub: "h1", sku: step.sku, quantity: step.quantity, seenVersion: nil,
+          correlationID: nil)
       }
     }
     if index >= 64 { try await group.next() }
@@ -85,6 +85,8 @@ let readElapsed = ContinuousClock.now - readStart
 let readSeconds = Double(readElapsed.components.seconds) + Double(readElapsed.components.attoseconds) / 1e18
 print(
   String(
-    format: "RESULT writes=%d writes_per_s=%.0f us_per_write=%.1f lines_per_cart=%d reads_per_s=%.0f us_per_read=%.1f",
+    format:
+      "RESULT writes=%d writes_per_s=%.0f us_per_write=%.1f lines_per_cart=%d reads_per_s=%.0f "
+      + "us_per_read=%.1f",
     writes, Double(writes) / seconds, seconds / Double(writes) * 1e6, lines, Double(writes) / readSeconds,
     readSeconds / Double(writes) * 1e6))

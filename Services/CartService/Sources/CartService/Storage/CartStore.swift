@@ -69,7 +69,7 @@ public final class CartStore: Sendable {
     user: String, hub: HubID, sku: SKU, quantity: Int, seenVersion: Int64?, correlationID: String?
   ) throws -> CartView {
     guard CartRules.quantityRange.contains(quantity) else { throw CartError.quantityOutOfRange(quantity) }
-    let (rendered, ticket) = try write { db in
+    return try write { db in
       let ticket = self.replies.ticket(hub: hub)
       let hubValue = try self.requireHub(hub, in: db)
       guard let product = try self.product(hub: hub, sku: sku, in: db) else {
@@ -86,49 +86,49 @@ public final class CartStore: Sendable {
       // The remembered reply of the current version, when there is one, stands in for reading
       // every line again (exact: see `CartReplyCache.view`).
       let base = self.replies.view(user: user, hub: hub, version: cart?.version ?? 0)
-      guard !unchanged else {
-        if let base {
-          return (
-            self.priced(
-              hub: hubValue, version: base.version, lines: base.lines.map(CartPricing.Line.init),
-              adjustments: base.adjustments, promo: promo), ticket
-          )
-        }
-        return (try self.render(user: user, hub: hubValue, in: db), ticket)
-      }
-      let version = (cart?.version ?? 0) + 1
-      try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
-      if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
-      // Rendered as the new version before it is saved, so the event reuses its lines.
       let rendered: Rendered
-      if let base {
-        var lines = base.lines.map(CartPricing.Line.init)
-        let line = CartPricing.Line(
-          sku: sku, name: product.name, quantity: kept, unitPrice: product.priceMoney,
-          deposit: product.deposit.map { Money(minorUnits: $0, currency: product.currency) })
-        if let index = lines.firstIndex(where: { $0.sku == sku }) {
-          if kept == 0 { lines.remove(at: index) } else { lines[index] = line }
-        } else if kept > 0 {
-          lines.append(line)
-        }
-        let oldest = version - Int64(Self.adjustmentsKept)
-        let adjustments =
-          base.adjustments.filter { $0.version > oldest }
-          + (change.map { [CartAdjustment($0, version: version)] } ?? [])
-        rendered = self.priced(
-          hub: hubValue, version: version, lines: lines, adjustments: adjustments, promo: promo)
+      if unchanged {
+        rendered =
+          try base.map {
+            self.priced(
+              hub: hubValue, version: $0.version, lines: $0.lines.map(CartPricing.Line.init),
+              adjustments: $0.adjustments, promo: promo)
+          } ?? self.render(user: user, hub: hubValue, in: db)
       } else {
-        rendered = try self.render(
-          user: user, hub: hubValue, in: db,
-          as: CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
+        let version = (cart?.version ?? 0) + 1
+        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
+        if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
+        // Rendered as the new version before it is saved, so the event reuses its lines.
+        if let base {
+          var lines = base.lines.map(CartPricing.Line.init)
+          let line = CartPricing.Line(
+            sku: sku, name: product.name, quantity: kept, unitPrice: product.priceMoney,
+            deposit: product.deposit.map { Money(minorUnits: $0, currency: product.currency) })
+          if let index = lines.firstIndex(where: { $0.sku == sku }) {
+            if kept == 0 { lines.remove(at: index) } else { lines[index] = line }
+          } else if kept > 0 {
+            lines.append(line)
+          }
+          let oldest = version - Int64(Self.adjustmentsKept)
+          let adjustments =
+            base.adjustments.filter { $0.version > oldest }
+            + (change.map { [CartAdjustment($0, version: version)] } ?? [])
+          rendered = self.priced(
+            hub: hubValue, version: version, lines: lines, adjustments: adjustments, promo: promo)
+        } else {
+          rendered = try self.render(
+            user: user, hub: hubValue, in: db,
+            as: CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
+        }
+        try self.saveVersion(
+          version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
+          lines: rendered.view.lines.map { CartChanged.Line(sku: $0.sku, quantity: $0.quantity) }, in: db)
       }
-      try self.saveVersion(
-        version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
-        lines: rendered.view.lines.map { CartChanged.Line(sku: $0.sku, quantity: $0.quantity) }, in: db)
-      return (rendered, ticket)
+      self.database.afterCommit { [replies] in
+        replies.remember(rendered.view, user: user, freshUntil: rendered.freshUntil, ticket: ticket)
+      }
+      return rendered.view.since(seenVersion)
     }
-    replies.remember(rendered.view, user: user, freshUntil: rendered.freshUntil, ticket: ticket)
-    return rendered.view.since(seenVersion)
   }
 
   /// Puts promo `code` on the cart (nil removes it). Unknown → `unknownPromotion`; expired or not
@@ -356,25 +356,29 @@ public final class CartStore: Sendable {
   // MARK: - Inside transactions
 
   /// A write transaction whose cart and hub changes are told to `replies` once it committed.
+  ///
+  /// The announcement is the first thing that runs after the commit (registered first), so a
+  /// reply the body remembers after it (`afterCommit`) is not dropped by its own announcement.
   private func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-    let (result, news) = try database.write { db in
+    try database.write { db in
+      let news = AnnouncementList()
+      database.afterCommit { [replies] in
+        for item in news.items {
+          switch item {
+          case .cart(let user, let hub, let version):
+            replies.cartChanged(user: user, hub: hub, version: version)
+          case .hub(let hub): replies.hubChanged(hub)
+          }
+        }
+      }
       announcements.withLock { $0.removeAll() }
       let result = try body(db)
-      return (
-        result,
-        announcements.withLock { list in
-          defer { list.removeAll() }
-          return list
-        }
-      )
-    }
-    for item in news {
-      switch item {
-      case .cart(let user, let hub, let version): replies.cartChanged(user: user, hub: hub, version: version)
-      case .hub(let hub): replies.hubChanged(hub)
+      news.items = announcements.withLock { list in
+        defer { list.removeAll() }
+        return list
       }
+      return result
     }
-    return result
   }
 
   private static func jsonText(_ value: some Encodable) throws -> String {
@@ -779,4 +783,10 @@ extension CartStore {
     try database.read { db in try self.render(user: user, hub: try self.requireHub(hub, in: db), in: db).view
     }
   }
+}
+
+/// The cart and hub changes of one write, filled in by the end of its body and announced to the
+/// reply cache after its commit.
+private final class AnnouncementList: @unchecked Sendable {
+  var items: [CartStore.Announcement] = []
 }
