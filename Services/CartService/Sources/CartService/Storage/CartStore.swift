@@ -407,7 +407,8 @@ public final class CartStore: Sendable {
 
   /// The hub, or `unknownHub` (`catalogueLoading` while the copy has never been filled).
   private func requireHub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
-    guard let row = try db.queryOne("SELECT version, body FROM hubs WHERE id = ?", id) else {
+    // The version alone first: the body is read and decoded only when it changed.
+    guard let row = try db.queryOne("SELECT version FROM hubs WHERE id = ?", id) else {
       if try db.queryOne("SELECT 1 FROM catalogue_sync WHERE id = 1") == nil {
         throw CartError.catalogueLoading
       }
@@ -415,7 +416,10 @@ public final class CartStore: Sendable {
     }
     let version = try row.int64(0)
     if let cached = hubCache.withLock({ $0[id] }), cached.version == version { return cached.hub }
-    let hub = try JSON.decode(HubChanged.self, from: row.data(1))
+    guard let body = try db.queryOne("SELECT body FROM hubs WHERE id = ?", id) else {
+      throw CartError.unknownHub(id)
+    }
+    let hub = try JSON.decode(HubChanged.self, from: body.data(0))
     hubCache.withLock { $0[id] = (version, hub) }
     return hub
   }
