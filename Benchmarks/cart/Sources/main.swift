@@ -39,24 +39,11 @@ try store.applyCatalogue(
   })
 try store.markCatalogueSynced()
 
-var generator = SplitMix(seed: 7)
+var generator = SplitMix64(seed: 7)
 let plan: [(user: String, sku: SKU, quantity: Int)] = (0..<writes).map { index in
   let user = "bench-u\(generator.next() % UInt64(users))"
   let sku = String(format: "p%05d", Int(generator.next() % UInt64(skus)) + 1)
   return (user, sku, index % 5 + 1)
-}
-
-/// A tiny seeded generator, so every run writes the same sequence.
-struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }
 
 let started = ContinuousClock.now

@@ -77,19 +77,6 @@ enum BenchError: Error, CustomStringConvertible {
   }
 }
 
-/// A fixed-seed generator (SplitMix64), so every run publishes the same events.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// The `data` of a `stock.changed` event: what StockService publishes (`StockChanged`) plus the
 /// catalogue fields a richer product feed would carry (brand, category, EAN, image), which bring
 /// the message to the ~600–1,000 bytes issue 2 asks for.
@@ -134,7 +121,7 @@ enum Events {
 
   /// `count` realistic `stock.changed` messages (random ids, fixed-seed contents).
   static func stockChanged(count: Int) throws -> [OutgoingMessage] {
-    var random = SeededGenerator(state: 0x6772_6F63_6572)
+    var random = SplitMix64(seed: 0x6772_6F63_6572)
     let start = Date(timeIntervalSince1970: 1_792_000_000)
     let encoder = JSON.encoder()
     var messages: [OutgoingMessage] = []

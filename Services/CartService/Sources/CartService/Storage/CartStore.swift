@@ -216,10 +216,8 @@ public final class CartStore: Sendable {
   public func applyStockChanged(
     _ event: StockChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
   ) throws -> Int {
-    let now = clock.now()
-    return try write { db in
-      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
-      return try self.applyProduct(event, version: version, correlationID: correlationID, now: now, in: db)
+    try once(messageID: messageID, consumer: consumer) { db, now in
+      try self.applyProduct(event, version: version, correlationID: correlationID, now: now, in: db)
     }
   }
 
@@ -229,10 +227,20 @@ public final class CartStore: Sendable {
   public func applyHubChanged(
     _ event: HubChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
   ) throws -> Int {
+    try once(messageID: messageID, consumer: consumer) { db, _ in
+      try self.applyHub(event, version: version, correlationID: correlationID, in: db)
+    }
+  }
+
+  /// A write that applies a consumed message once: its inbox row and its effect (the number of
+  /// carts it changed) commit together; a message already processed changes nothing (0).
+  private func once(
+    messageID: String, consumer: String, _ effect: (SQLiteConnection, Date) throws -> Int
+  ) throws -> Int {
     let now = clock.now()
     return try write { db in
       guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return 0 }
-      return try self.applyHub(event, version: version, correlationID: correlationID, in: db)
+      return try effect(db, now)
     }
   }
 
@@ -242,22 +250,19 @@ public final class CartStore: Sendable {
   public func applyOrderConfirmed(
     user: String, hub: HubID, messageID: String, consumer: String, correlationID: String?
   ) throws -> Bool {
-    let now = clock.now()
-    return try write { db in
-      guard try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db),
-        let cart = try self.cartRow(user: user, hub: hub, in: db)
-      else { return false }
+    try once(messageID: messageID, consumer: consumer) { db, _ in
+      guard let cart = try self.cartRow(user: user, hub: hub, in: db) else { return 0 }
       let hasLines =
         try db.queryOne("SELECT 1 FROM cart_lines WHERE user_id = ? AND hub = ? LIMIT 1", user, hub) != nil
-      guard hasLines || cart.promo != nil else { return false }
+      guard hasLines || cart.promo != nil else { return 0 }
       try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", user, hub)
       try db.execute("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", user, hub)
       try self.saveVersion(
         cart.version + 1, user: user, hub: hub, promo: nil, reason: "orderConfirmed",
         correlationID: correlationID,
         in: db)
-      return true
-    }
+      return 1
+    } == 1
   }
 
   // MARK: - Catalogue copy
