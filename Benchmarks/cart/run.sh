@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cart benchmark: CartService's durable writes (PUT .../cart/items/{sku}, one SQLite transaction
-# plus its cart.changed outbox row each) and reads (GET .../cart) on many carts, and in the same
-# run StockService's stock lookup as the yardstick for reads. Builds nothing: `make bench`
+# plus its cart.changed outbox row each; concurrent writes commit together) and reads (GET
+# .../cart) on many carts, the writer alone without HTTP (grocer-bench-cart-store), and in the
+# same run StockService's stock lookup as the yardstick for reads. Builds nothing: `make bench`
 # builds the release binaries first.
 #
 # Environment (all optional):
@@ -139,6 +140,13 @@ run_wrk() { # name port script args...
 }
 field() { sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
 
+# The writer alone (no HTTP, no broker): what one database writer can commit per second.
+STORE_RESULT=""
+if [[ -x "$BIN_DIR/grocer-bench-cart-store" ]]; then
+  STORE_RESULT="$("$BIN_DIR/grocer-bench-cart-store" 20000 "$WORK/store" | grep '^RESULT ' | tail -n 1 || true)"
+  echo "store   ${STORE_RESULT#RESULT }"
+fi
+
 echo "cart: $(nproc) cores, wrk -t$THREADS -c$CONNECTIONS -d$DURATION, $USERS users, writes over $SKUS SKUs at $HUB"
 PUBLISHED_BEFORE="$(metric_sum outbox_published_total)"
 run_wrk writes "$CART_PORT" "$HERE/cart.lua" write "$WORK/tokens.txt" "$HUB" "$SKUS"
@@ -168,6 +176,9 @@ done
 w_rps="$(field writes rps)"; r_rps="$(field reads rps)"; s_rps="$(field stock rps)"; w_p99="$(field writes p99_us)"
 ratio="$(awk -v r="$r_rps" -v s="$s_rps" 'BEGIN { printf (s > 0 ? sprintf("%.2f", r / s) : "-") }')"
 echo "reads / stock lookups: $ratio"
+if [[ -n "$STORE_RESULT" ]]; then
+  echo "writer alone (grocer-bench-cart-store, 20,000 writes, no HTTP): $(sed -n 's/.*writes_per_s=\([0-9]*\).*/\1/p' <<<"$STORE_RESULT") writes/s"
+fi
 echo "cart-service RSS: $((RSS_KB / 1024)) MB after the writes ($RSS_KB kB), $((RSS_AFTER_KB / 1024)) MB at the end; $CART_LOG_LINES log lines at $LEVEL"
 echo "cart.changed published by the outbox during the writes (includes PUTs in flight when wrk stopped): $PUBLISHED (backlog $BACKLOG_AT_END when wrk stopped, $BACKLOG a moment later)"
 if ((CART_LOG_LINES > 0)); then
