@@ -145,6 +145,9 @@ public final class SQLiteDatabase: Sendable {
 
   private func inSavepoint<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
     let connection = writer.connection
+    // Once the batch transaction is gone, a SAVEPOINT would open (and RELEASE commit) a
+    // transaction of its own, outside the batch whose failure its caller will be told.
+    guard !writerState.batchRolledBack else { throw Self.batchRolledBack }
     let mark = writerState.actions.count
     try connection.execute("SAVEPOINT write")
     do {
@@ -152,11 +155,27 @@ public final class SQLiteDatabase: Sendable {
       try connection.execute("RELEASE write")
       return result
     } catch {
-      try? connection.execute("ROLLBACK TO write")
-      try? connection.execute("RELEASE write")
+      if Self.inAutocommit(connection) {
+        // SQLite (or an `OR ROLLBACK` clause) ended the whole transaction: every write of the
+        // batch so far is undone, so the batch fails.
+        writerState.batchRolledBack = true
+      } else {
+        try? connection.execute("ROLLBACK TO write")
+        try? connection.execute("RELEASE write")
+      }
       writerState.actions.removeSubrange(mark...)
       throw error
     }
+  }
+
+  /// The error of every write of a batch whose transaction one of them rolled back.
+  static let batchRolledBack = StorageError.sqlite(
+    code: SQLITE_ABORT, message: "a write of the batch rolled back its whole transaction", sql: nil)
+
+  /// Whether `connection` has no transaction open.
+  private static func inAutocommit(_ connection: SQLiteConnection) -> Bool {
+    guard let handle = try? connection.rawHandle() else { return true }
+    return sqlite3_get_autocommit(handle) != 0
   }
 
   /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot
@@ -220,17 +239,20 @@ public final class SQLiteDatabase: Sendable {
   }
 
   /// Runs the queued writes in batches of at most `maximumBatch`, each batch one transaction.
+  ///
+  /// One batch per turn of the queue: the next batch queues behind whatever else was put on the
+  /// writer queue meanwhile (`writeAsync`, the outbox relay's), so a steady stream of writes
+  /// never holds that back.
   private func drainPendingWrites() {
-    while true {
-      let jobs = pendingWrites.withLock { pending -> [PendingWrite] in
-        let batch = Array(pending.jobs.prefix(Self.maximumBatch))
-        pending.jobs.removeFirst(batch.count)
-        if batch.isEmpty { pending.scheduled = false }
-        return batch
-      }
-      guard !jobs.isEmpty else { return }
-      runBatch(jobs)
+    let jobs = pendingWrites.withLock { pending -> [PendingWrite] in
+      let batch = Array(pending.jobs.prefix(Self.maximumBatch))
+      pending.jobs.removeFirst(batch.count)
+      if batch.isEmpty { pending.scheduled = false }
+      return batch
     }
+    guard !jobs.isEmpty else { return }
+    runBatch(jobs)
+    writeQueue.async { self.drainPendingWrites() }
   }
 
   private func runBatch(_ jobs: [PendingWrite]) {
@@ -244,9 +266,11 @@ public final class SQLiteDatabase: Sendable {
       do {
         try connection.execute("BEGIN IMMEDIATE")
         writerState.batchOpen = true
-        for job in jobs { job.run() }
+        writerState.batchRolledBack = false
+        for job in jobs where !writerState.batchRolledBack { job.run() }
         writerState.batchOpen = false
         do {
+          if writerState.batchRolledBack { throw Self.batchRolledBack }
           try connection.execute("COMMIT")
           actions = writerState.takeActions()
         } catch {
@@ -422,6 +446,8 @@ private final class OutcomeBox<T>: @unchecked Sendable {
 /// What `SQLiteDatabase` keeps about the running write; only touched with its writer lock held.
 private final class WriterState: @unchecked Sendable {
   var batchOpen = false
+  /// A write of the open batch ended its transaction (the batch fails as a whole).
+  var batchRolledBack = false
   var actions: [@Sendable () -> Void] = []
 
   func takeActions() -> [@Sendable () -> Void] {

@@ -81,4 +81,77 @@ import Testing
     }
     #expect(seen.withLock { $0 } == ["sync committed, visible: true", "batch committed"])
   }
+
+  /// A statement that ends the whole transaction (`INSERT OR ROLLBACK`, and SQLite does the same
+  /// by itself on some I/O or memory errors) inside one write of a batch: the writes after it must
+  /// not commit on their own while their batch is reported failed, and none reported done may be
+  /// lost.
+  @Test func aWriteThatEndsTheBatchTransactionFailsTheBatchWithoutCommittingTheRest() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.items])
+    try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'taken')") }
+    var reportedDone = true
+    do {
+      try await database.onWriterQueue {
+        try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (2, 'before')") }
+        _ = try? database.write {
+          try $0.execute("INSERT OR ROLLBACK INTO items (id, name) VALUES (3, 'taken')")
+        }
+        try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (4, 'after')") }
+      }
+    } catch {
+      reportedDone = false
+    }
+    let stored = try database.read { try $0.query("SELECT id FROM items ORDER BY id").map { try $0.int(0) } }
+    switch reportedDone {
+    case true:
+      // Reported done: both writes that succeeded must be there.
+      #expect(stored == [1, 2, 4])
+    case false:
+      // Reported failed: nothing of it may have committed.
+      #expect(stored == [1])
+    }
+  }
+
+  /// The outbox relay's `writeAsync` shares the writer queue with batched HTTP writes; a steady
+  /// stream of batches (more writers than one batch holds, so some are always waiting) must not
+  /// hold it back until the stream stops.
+  @Test func aWriteAsyncIsNotStarvedByAStreamOfBatchedWrites() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.items])
+    let stop = StopFlag()
+    let next = StopFlag()
+    let streams = (0..<300).map { _ in
+      Task {
+        while !stop.stopped.load(ordering: .relaxed) {
+          let id = next.count.add(1, ordering: .relaxed).newValue
+          try await database.onWriterQueue {
+            try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", id, "s\(id)") }
+            usleep(50)
+          }
+        }
+      }
+    }
+    // Whatever happens, the stream stops after three seconds.
+    let stopper = Task {
+      try await Task.sleep(for: .seconds(3))
+      stop.stopped.store(true, ordering: .relaxed)
+    }
+    try await Task.sleep(for: .milliseconds(100))
+    let started = ContinuousClock.now
+    try await database.writeAsync { try $0.execute("INSERT INTO items (id, name) VALUES (-1, 'relay')") }
+    let waited = ContinuousClock.now - started
+    stop.stopped.store(true, ordering: .relaxed)
+    for stream in streams { try await stream.value }
+    try await stopper.value
+    #expect(waited < .seconds(1), "writeAsync waited \(waited) behind the batches")
+  }
+}
+
+/// Shared between the tasks of a test.
+private final class StopFlag: Sendable {
+  let stopped = Atomic<Bool>(false)
+  let count = Atomic<Int>(0)
 }

@@ -181,13 +181,35 @@ import Testing
     let question = try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 1)
     #expect(question.matches)
     var event = StockChanged(
-      hub: "h1", sku: "p1", name: "Oat milk", available: 6, price: CartFixture.eur(129))
+      hub: "h1", sku: "p1", name: "Oat milk", available: 6, price: CartFixture.eur(129),
+      deposit: CartFixture.eur(25))
     event.reason = "reservation"
     try fixture.app.store.applyStockChanged(
       event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
     #expect(try await fixture.cart(user: "buyer").version == 1)
     #expect(try await fixture.cart(user: "other").lines.first?.quantity == 6)
     #expect(try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 0).matches == false)
+  }
+
+  /// A reservation's event that also carries a new price (the price event before it was
+  /// retried and arrives after, so it is dropped as older) must still reach the cart in
+  /// checkout: otherwise the tables price it anew while the remembered reply, at the same
+  /// version, shows the old price.
+  @Test func aReservationThatAlsoChangesThePriceAdjustsTheCartInCheckout() async throws {
+    let fixture = try CartFixture()
+    try await fixture.put("p1", 4, user: "buyer")
+    #expect(try await fixture.cart(user: "buyer").version == 1)
+    #expect(try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 1).matches)
+    var event = StockChanged(
+      hub: "h1", sku: "p1", name: "Oat milk", available: 6, price: CartFixture.eur(149),
+      deposit: CartFixture.eur(25))
+    event.reason = "reservation"
+    try fixture.app.store.applyStockChanged(
+      event, version: 3, messageID: "m1", consumer: "cart", correlationID: nil)
+    let reply = try await fixture.cart(user: "buyer")
+    #expect(reply == (try fixture.app.store.renderedFromTables(user: "buyer", hub: "h1")))
+    #expect(reply.version == 2)
+    #expect(reply.lines.first?.unitPrice == CartFixture.eur(149))
   }
 
   @Test func aConfirmedOrderEmptiesThatCartOnce() async throws {

@@ -632,7 +632,8 @@ public final class CartStore: Sendable {
       let user = try row.string(0)
       let quantity = try row.int(1)
       let cartVersion = try row.int64(2)
-      if event.reason == "reservation", try row.optionalInt64(4) == cartVersion,
+      // Only a count is spared: a new price, name or deposit changes what the cart shows.
+      if event.reason == "reservation", !looksChanged, try row.optionalInt64(4) == cartVersion,
         let at = try row.optionalDouble(5), now.timeIntervalSince1970 - at < checkoutHold
       {
         continue
