@@ -119,6 +119,8 @@ public final class SQLiteDatabase: Sendable {
       guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
       let connection = writer.connection
       try connection.execute("BEGIN IMMEDIATE")
+      writerState.depth += 1
+      defer { writerState.depth -= 1 }
       do {
         result = try body(connection)
         try connection.execute("COMMIT")
@@ -136,11 +138,13 @@ public final class SQLiteDatabase: Sendable {
 
   /// Registers `action` to run once the write transaction now running has committed (after the
   /// commit observers, in registration order); it is dropped if that transaction (or its
-  /// savepoint) rolls back. Call it only inside a `write` body.
+  /// savepoint) rolls back. Outside a `write` body there is nothing to wait for: it runs at once.
   public func afterCommit(_ action: @escaping @Sendable () -> Void) {
     writerLock.lock()
-    defer { writerLock.unlock() }
-    writerState.actions.append(action)
+    let pending = writerState.depth > 0
+    if pending { writerState.actions.append(action) }
+    writerLock.unlock()
+    if !pending { action() }
   }
 
   private func inSavepoint<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
@@ -148,6 +152,12 @@ public final class SQLiteDatabase: Sendable {
     // Once the batch transaction is gone, a SAVEPOINT would open (and RELEASE commit) a
     // transaction of its own, outside the batch whose failure its caller will be told.
     guard !writerState.batchRolledBack else { throw Self.batchRolledBack }
+    // As outside a batch, a write inside a write is a mistake, not a nested transaction.
+    guard writerState.depth == 0 else {
+      throw StorageError.misuse("write called inside a write; a transaction is already open")
+    }
+    writerState.depth += 1
+    defer { writerState.depth -= 1 }
     let mark = writerState.actions.count
     try connection.execute("SAVEPOINT write")
     do {
@@ -446,6 +456,8 @@ private final class OutcomeBox<T>: @unchecked Sendable {
 /// What `SQLiteDatabase` keeps about the running write; only touched with its writer lock held.
 private final class WriterState: @unchecked Sendable {
   var batchOpen = false
+  /// How many `write` bodies are running (0 or 1; a nested call is refused).
+  var depth = 0
   /// A write of the open batch ended its transaction (the batch fails as a whole).
   var batchRolledBack = false
   var actions: [@Sendable () -> Void] = []

@@ -148,6 +148,37 @@ import Testing
     try await stopper.value
     #expect(waited < .seconds(1), "writeAsync waited \(waited) behind the batches")
   }
+
+  @Test func aWriteInsideAWriteIsRefusedInABatchAsOutsideOne() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.items])
+    await #expect(throws: StorageError.self) { () async throws in
+      try await database.onWriterQueue {
+        try database.write { db in
+          try db.execute("INSERT INTO items (id, name) VALUES (1, 'outer')")
+          try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (2, 'inner')") }
+        }
+      }
+    }
+    #expect(try database.read { try $0.query("SELECT id FROM items").count } == 0)
+  }
+
+  @Test func anAfterCommitActionOutsideAWriteRunsAtOnce() throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.items])
+    let ran = Atomic<Bool>(false)
+    database.afterCommit { ran.store(true, ordering: .relaxed) }
+    let didRun = ran.load(ordering: .relaxed)
+    #expect(didRun)
+    // And it does not linger to run at the next, unrelated commit.
+    let later = Atomic<Int>(0)
+    database.onCommit { later.add(1, ordering: .relaxed) }
+    try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'a')") }
+    let commits = later.load(ordering: .relaxed)
+    #expect(commits == 1)
+  }
 }
 
 /// Shared between the tasks of a test.

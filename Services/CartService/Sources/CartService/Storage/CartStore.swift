@@ -204,7 +204,7 @@ public final class CartStore: Sendable {
       try self.saveVersion(
         version, user: user, hub: hub, promo: cart.promo, reason: "shortfall", correlationID: correlationID,
         in: db)
-      return try self.render(user: user, hub: hubValue, in: db).view.since(cart.version)
+      return try self.render(user: user, hub: hubValue, in: db).view
     }
   }
 
