@@ -89,13 +89,18 @@ public struct JSONBytes: Sendable {
 
   /// `{"currency":"EUR","minorUnits":129}`.
   public mutating func money(_ value: Money) {
-    beginObject()
-    key("currency")
-    string(value.currency)
-    key("minorUnits")
+    separate()
+    bytes.append(contentsOf: Self.moneyOpening)
+    appendString(value.currency)
+    bytes.append(contentsOf: Self.moneyMiddle)
+    needsComma = false
     int(value.minorUnits)
-    endObject()
+    bytes.append(UInt8(ascii: "}"))
+    needsComma = true
   }
+
+  private static let moneyOpening = Array(#"{"currency":"#.utf8)
+  private static let moneyMiddle = Array(#","minorUnits":"#.utf8)
 
   private mutating func separate() {
     if needsComma { bytes.append(UInt8(ascii: ",")) }
@@ -105,13 +110,19 @@ public struct JSONBytes: Sendable {
   /// characters; `/` left as is).
   private mutating func appendString(_ text: String) {
     bytes.append(UInt8(ascii: "\""))
-    let utf8 = text.utf8
-    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+    var text = text
+    let plain = text.withUTF8 { utf8 -> Bool in
+      // Scan the contiguous bytes: most strings need no escaping and are copied in one go.
+      guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+      else { return false }
       bytes.append(contentsOf: utf8)
+      return true
+    }
+    if plain {
       bytes.append(UInt8(ascii: "\""))
       return
     }
-    for byte in utf8 {
+    for byte in text.utf8 {
       switch byte {
       case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
       case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])

@@ -42,8 +42,21 @@ public struct AuthMiddleware: HTTPMiddleware {
   /// The token of a `Bearer` credential (scheme case-insensitive), or nil.
   static func bearerToken(_ header: String?) -> String? {
     guard let header else { return nil }
-    let parts = header.split(separator: " ", omittingEmptySubsequences: true)
-    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-    return String(parts[1])
+    // `<scheme> <token>`, spaces around either ignored; read without splitting (every request).
+    let utf8 = header.utf8
+    guard var start = utf8.firstIndex(where: { $0 != UInt8(ascii: " ") }) else { return nil }
+    guard let schemeEnd = utf8[start...].firstIndex(of: UInt8(ascii: " ")) else { return nil }
+    guard header[start..<schemeEnd].lowercased() == "bearer" else { return nil }
+    guard let tokenStart = utf8[schemeEnd...].firstIndex(where: { $0 != UInt8(ascii: " ") }) else {
+      return nil
+    }
+    start = tokenStart
+    var end = utf8.endIndex
+    if let space = utf8[start...].firstIndex(of: UInt8(ascii: " ")) {
+      // Only trailing spaces may follow the token.
+      guard utf8[space...].allSatisfy({ $0 == UInt8(ascii: " ") }) else { return nil }
+      end = space
+    }
+    return String(header[start..<end])
   }
 }
