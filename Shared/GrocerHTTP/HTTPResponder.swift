@@ -6,11 +6,18 @@
 public protocol HTTPResponder: Sendable {
   func respond(to request: HTTPRequest) async -> HTTPResponse
   func respondImmediately(to request: HTTPRequest) -> HTTPResponse?
+  /// The suspended path as a callback: `completion` is called exactly once, from any thread.
+  func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void)
 }
 
 extension HTTPResponder {
   /// By default every request goes async.
   public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? { nil }
+
+  /// By default a task awaits `respond(to:)`.
+  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    Task { completion(await respond(to: request)) }
+  }
 }
 
 /// The request body limit, shared by the adapter and `TestClient` so both answer 413 alike.

@@ -10,6 +10,11 @@ public struct Route: Sendable {
   /// Answers from memory when it can (non-nil), or returns nil to have the route's async handler
   /// run with the connection suspended (a cache miss that must read the database).
   public typealias MemoryHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse?
+  /// Hands its work to a queue of its own (a database writer) and calls `done` exactly once, from
+  /// any thread, with the answer or the error; no Swift task runs in between (each hop costs
+  /// on a small machine).
+  public typealias CallbackHandler =
+    @Sendable (HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Void
 
   /// How the route answers.
   public enum Handler: Sendable {
@@ -17,6 +22,8 @@ public struct Route: Sendable {
     case async(AsyncHandler)
     /// The hot path of a cache: in the callback on a hit, suspended on a miss.
     case memoryFirst(MemoryHandler, otherwise: AsyncHandler)
+    /// Suspended while its own queue works; answered when it calls back.
+    case callback(CallbackHandler)
   }
 
   public var method: String

@@ -197,10 +197,20 @@ public struct Router: HTTPResponder {
     case .handler(let entry):
       switch entry.handler {
       case .sync(let handler): return run(&request, handler)
-      case .async: return nil
+      case .async, .callback: return nil
       case .memoryFirst(let fromMemory, _): return runFromMemory(&request, fromMemory)
       }
     }
+  }
+
+  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    var request = request
+    if case .handler(let entry) = resolve(&request), case .callback(let handler) = entry.handler {
+      runCallback(request, handler, completion)
+      return
+    }
+    let router = self
+    Task { completion(await router.respond(to: request)) }
   }
 
   public func respond(to request: HTTPRequest) async -> HTTPResponse {
@@ -216,6 +226,11 @@ public struct Router: HTTPResponder {
         var attempt = request
         if let response = runFromMemory(&attempt, fromMemory) { return response }
         return await runAsync(&request, otherwise)
+      case .callback(let handler):
+        let ready = request
+        return await withCheckedContinuation { continuation in
+          runCallback(ready, handler) { continuation.resume(returning: $0) }
+        }
       }
     }
   }
@@ -246,6 +261,34 @@ public struct Router: HTTPResponder {
     }
     for interceptor in middleware.reversed() { interceptor.after(request, &response) }
     return response
+  }
+
+  /// Runs the middleware, then hands the request to a callback handler; its answer (or error)
+  /// goes through the `after` hooks to `completion`.
+  private func runCallback(
+    _ request: HTTPRequest, _ handler: Route.CallbackHandler,
+    _ completion: @escaping @Sendable (HTTPResponse) -> Void
+  ) {
+    var request = request
+    do {
+      for interceptor in middleware { try interceptor.before(&request) }
+    } catch {
+      var response = answer(error, request)
+      for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+      completion(response)
+      return
+    }
+    let prepared = request
+    let router = self
+    handler(prepared) { result in
+      var response: HTTPResponse
+      switch result {
+      case .success(let answer): response = answer
+      case .failure(let error): response = router.answer(error, prepared)
+      }
+      for interceptor in router.middleware.reversed() { interceptor.after(prepared, &response) }
+      completion(response)
+    }
   }
 
   private func runAsync(_ request: inout HTTPRequest, _ handler: Route.AsyncHandler) async -> HTTPResponse {

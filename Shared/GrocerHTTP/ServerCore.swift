@@ -121,11 +121,7 @@ final class ServerCore: Sendable {
     inFlight.add(1, ordering: .acquiringAndReleasing)
     suspended.withLock { $0[ObjectIdentifier(context)] = context }
     MHD_suspend_connection(connection)
-    let responder = self.responder
-    Task {
-      let response = await responder.respond(to: request)
-      self.resume(context, with: response)
-    }
+    responder.respond(to: request) { response in self.resume(context, with: response) }
   }
 
   /// Resumes `context` with `response` unless someone (shutdown) already did.

@@ -229,23 +229,31 @@ public final class SQLiteDatabase: Sendable {
   /// it is on disk; if the commit itself fails, every write of the batch fails with it.
   public func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-      let outcome = OutcomeBox<T>()
-      let job = PendingWrite(
-        run: { outcome.result = Result { try body() } },
-        finish: { failure in
-          if let failure {
-            continuation.resume(throwing: failure)
-          } else {
-            continuation.resume(with: outcome.result ?? .failure(StorageError.closed))
-          }
-        })
-      let schedule = pendingWrites.withLock { pending -> Bool in
-        pending.jobs.append(job)
-        defer { pending.scheduled = true }
-        return !pending.scheduled
-      }
-      if schedule { writeQueue.async { self.drainPendingWrites() } }
+      submitWrite(body) { continuation.resume(with: $0) }
     }
+  }
+
+  /// `onWriterQueue` with a completion instead of `await`: `completion` is called once, on the
+  /// writer queue after the batch committed (or failed), so keep it short and hand bigger work on.
+  public func submitWrite<T: Sendable>(
+    _ body: @escaping @Sendable () throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+  ) {
+    let outcome = OutcomeBox<T>()
+    let job = PendingWrite(
+      run: { outcome.result = Result { try body() } },
+      finish: { failure in
+        if let failure {
+          completion(.failure(failure))
+        } else {
+          completion(outcome.result ?? .failure(StorageError.closed))
+        }
+      })
+    let schedule = pendingWrites.withLock { pending -> Bool in
+      pending.jobs.append(job)
+      defer { pending.scheduled = true }
+      return !pending.scheduled
+    }
+    if schedule { writeQueue.async { self.drainPendingWrites() } }
   }
 
   /// Runs the queued writes in batches of at most `maximumBatch`, each batch one transaction.

@@ -137,6 +137,18 @@ final class Gate: Sendable {
         return .text("async")
       })
     router.post("/echo", .sync { request in .text("\(request.body.count)") })
+    router.get(
+      "/callback",
+      .callback { request, done in
+        // Answered from another thread, as a database writer queue would.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+          if request.query["fail"] != nil {
+            done(.failure(HTTPError.conflict(code: "asked", detail: "asked to fail")))
+          } else {
+            done(.success(.text("callback")))
+          }
+        }
+      })
     let configuration = HTTPServerConfiguration(
       port: 0, threadPoolSize: 2, idleTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace)
     let server = HTTPServer(configuration: configuration, responder: router, logger: .discarding())
@@ -161,6 +173,28 @@ final class Gate: Sendable {
     #expect(first?.headers["x-request-id"] != nil)
     #expect(second?.status == 200)
     #expect(second?.body == "async")
+    await server.shutdown()
+  }
+
+  @Test func aCallbackHandlerAnswersFromAnotherThreadOnAKeptAliveConnection() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let (first, second, third) = try await blocking {
+      let connection = try RawConnection(port: port)
+      connection.write(get("/callback"))
+      let first = connection.readResponse()
+      connection.write(get("/callback?fail=1"))
+      let second = connection.readResponse()
+      connection.write(get("/sync"))
+      return (first, second, connection.readResponse())
+    }
+    #expect(first?.status == 200)
+    #expect(first?.body == "callback")
+    #expect(first?.headers["x-request-id"] != nil)
+    #expect(second?.status == 409)
+    #expect(second?.body.contains("asked") == true)
+    #expect(second?.headers["x-request-id"] != nil)
+    #expect(third?.status == 200)
     await server.shutdown()
   }
 

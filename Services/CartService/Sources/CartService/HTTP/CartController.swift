@@ -17,7 +17,7 @@ struct CartController: Sendable {
   var routes: [Route] {
     [
       Route("GET", "/v1/hubs/{hub}/cart", auth: .required, .memoryFirst(cartFromMemory, otherwise: getCart)),
-      Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, .async(putItem)),
+      Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, .callback(putItemQueued)),
       Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, .async(putPromo)),
       Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), .async(getPromotion)),
       Route("PUT", "/v1/promos/{code}", auth: .roles([.staff]), .async(putPromotion)),
@@ -112,18 +112,56 @@ struct CartController: Sendable {
     return try await stored(hub: hub, writes: false) { try $0.cart(user: user, hub: hub, seenVersion: seen) }
   }
 
-  @Sendable func putItem(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let (user, hub) = try Self.owner(request)
-    let sku = try request.pathParameter("sku")
-    guard Identifier.isValid(sku) else { throw Self.http(.unknownProduct(sku)) }
-    let seen = try Self.seenVersion(request)
-    let body = try Self.fastQuantity(request) ?? Self.decode(QuantityBody.self, request)
-    let correlation = request.requestID
-    return try await stored(hub: hub, writes: true) {
-      try $0.setQuantity(
-        user: user, hub: hub, sku: sku, quantity: body.quantity, seenVersion: seen, correlationID: correlation
-      )
+  /// The quantity PUT, the busiest write: checked on the transport's thread, handed straight to
+  /// the database's writer queue (joining its next group commit), encoded off the writer, with
+  /// no Swift task in between. A hub the copy does not know takes the async path, which can ask
+  /// StockService for it.
+  @Sendable func putItemQueued(
+    _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+  ) {
+    let write: @Sendable (CartStore) throws -> CartView
+    let hub: HubID
+    do {
+      (hub, write) = try Self.quantityWrite(request)
+    } catch {
+      done(.failure(error))
+      return
     }
+    let store = self.store
+    store.database.submitWrite({ try write(store) }) { result in
+      switch result {
+      case .success(let view):
+        DispatchQueue.global().async { done(.success(Self.cartResponse(view.jsonBytes()))) }
+      case .failure(let error as CartError) where error.kind == .notFound || error.kind == .unavailable:
+        Task {
+          do { done(.success(try await self.stored(hub: hub, writes: true, write))) } catch {
+            done(.failure(error))
+          }
+        }
+      case .failure(let error):
+        done(.failure(Self.http(error)))
+      }
+    }
+  }
+
+  /// The quantity PUT's checks, and the write it asks for.
+  static func quantityWrite(_ request: HTTPRequest) throws -> (
+    HubID, @Sendable (CartStore) throws -> CartView
+  ) {
+    let (user, hub) = try owner(request)
+    let sku = try request.pathParameter("sku")
+    guard Identifier.isValid(sku) else { throw http(.unknownProduct(sku)) }
+    let seen = try seenVersion(request)
+    let body = try fastQuantity(request) ?? decode(QuantityBody.self, request)
+    let correlation = request.requestID
+    return (
+      hub,
+      {
+        try $0.setQuantity(
+          user: user, hub: hub, sku: sku, quantity: body.quantity, seenVersion: seen,
+          correlationID: correlation)
+      }
+    )
   }
 
   @Sendable func putPromo(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -226,10 +264,8 @@ struct CartController: Sendable {
     do {
       if writes { return try await store.database.onWriterQueue { try body(store) } }
       return try await runBlocking { try body(store) }
-    } catch let error as CartError {
+    } catch {
       throw Self.http(error)
-    } catch let error as StorageError {
-      throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the cart database is busy (\(error))")
     }
   }
 
@@ -252,6 +288,16 @@ struct CartController: Sendable {
   /// A cart reply: personal, so no shared cache may keep it.
   static func cartResponse(_ bytes: [UInt8]) -> HTTPResponse {
     HTTPResponse.json(bytes: bytes, headers: ["Cache-Control": "private, no-store"])
+  }
+
+  /// What a caller sees of an error from the store: its rule's problem, 503 for storage trouble.
+  static func http(_ error: any Error) -> any Error {
+    switch error {
+    case let error as CartError: http(error)
+    case let error as StorageError:
+      HTTPError.serviceUnavailable(retryAfter: 1, detail: "the cart database is busy (\(error))")
+    default: error
+    }
   }
 
   static func http(_ error: CartError) -> HTTPError {
