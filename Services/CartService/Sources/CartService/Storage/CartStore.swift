@@ -96,7 +96,7 @@ public final class CartStore: Sendable {
           } ?? self.render(user: user, hub: hubValue, in: db)
       } else {
         let version = (cart?.version ?? 0) + 1
-        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, in: db)
+        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, version: version, in: db)
         if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
         // Rendered as the new version before it is saved, so the event reuses its lines.
         if let base {
@@ -193,7 +193,8 @@ public final class CartStore: Sendable {
         guard held > 0, count.available < held else { continue }
         let (kept, change) = CartRules.clamp(
           sku: count.sku, requested: held, available: max(0, count.available))
-        try self.setLine(user: user, hub: hub, sku: count.sku, quantity: kept, in: db)
+        try self.setLine(
+          user: user, hub: hub, sku: count.sku, quantity: kept, version: cart.version + 1, in: db)
         if let change { changes.append(change) }
       }
       guard !changes.isEmpty else {
@@ -476,17 +477,20 @@ public final class CartStore: Sendable {
   }
 
   /// Sets a line's quantity (0 deletes it); a new line goes after the others.
-  private func setLine(user: String, hub: HubID, sku: SKU, quantity: Int, in db: SQLiteConnection) throws {
+  /// A new line's position is the cart version that added it, so lines keep the order they were
+  /// added in (versions only rise) without scanning the cart.
+  private func setLine(
+    user: String, hub: HubID, sku: SKU, quantity: Int, version: Int64, in db: SQLiteConnection
+  ) throws {
     if quantity == 0 {
       try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ? AND sku = ?", user, hub, sku)
       return
     }
     try db.execute(
       """
-      INSERT INTO cart_lines (user_id, hub, sku, quantity, position)
-      VALUES (?1, ?2, ?3, ?4, (SELECT coalesce(max(position), 0) + 1 FROM cart_lines WHERE user_id = ?1 AND hub = ?2))
+      INSERT INTO cart_lines (user_id, hub, sku, quantity, position) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (user_id, hub, sku) DO UPDATE SET quantity = excluded.quantity
-      """, user, hub, sku, quantity)
+      """, user, hub, sku, quantity, version)
   }
 
   /// The newest adjustment kept for `sku` in this cart.
@@ -642,7 +646,7 @@ public final class CartStore: Sendable {
       guard kept != quantity || !changes.isEmpty || looksChanged else { continue }
       let next = cartVersion + 1
       if kept != quantity {
-        try setLine(user: user, hub: event.hub, sku: event.sku, quantity: kept, in: db)
+        try setLine(user: user, hub: event.hub, sku: event.sku, quantity: kept, version: next, in: db)
       }
       try record(changes, user: user, hub: event.hub, version: next, in: db)
       try saveVersion(
