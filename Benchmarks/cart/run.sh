@@ -9,7 +9,8 @@
 #   BENCH_CONNECTIONS   64            BENCH_DURATION 10s        BENCH_THREADS 2
 #   BENCH_CART_PORT     18082         BENCH_STOCK_PORT 18081    BENCH_HUB h1
 #   BENCH_USERS         1000 (users, one cart each; their tokens are made before the run)
-#   BENCH_SKUS          200  (writes pick among p00001 ... p<SKUS>)
+#   BENCH_SKUS          10   (writes pick among p00001 ... p<SKUS>, so a cart holds at most SKUS
+#                            lines: 10 is a typical basket; 200 lets carts grow with the run)
 #   BENCH_LOG_LEVEL     the services' GROCER_LOG_LEVEL (default warning)
 #   BENCH_READY_TIMEOUT seconds to wait for the catalogue to reach CartService (default 120)
 #   GROCER_BIN_DIR      where cart-service, stock-service and grocer-token are (default .build/release)
@@ -27,7 +28,7 @@ CART_PORT="${BENCH_CART_PORT:-18082}"
 STOCK_PORT="${BENCH_STOCK_PORT:-18081}"
 HUB="${BENCH_HUB:-h1}"
 USERS="${BENCH_USERS:-1000}"
-SKUS="${BENCH_SKUS:-200}"
+SKUS="${BENCH_SKUS:-10}"
 LEVEL="${BENCH_LOG_LEVEL:-warning}"
 READY_TIMEOUT="${BENCH_READY_TIMEOUT:-120}"
 LAST_SKU=p03000 # the demo assortment's SKUs are p00001 ... p03000
@@ -143,7 +144,7 @@ field() { sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
 # The writer alone (no HTTP, no broker): what one database writer can commit per second.
 STORE_RESULT=""
 if [[ -x "$BIN_DIR/grocer-bench-cart-store" ]]; then
-  STORE_RESULT="$("$BIN_DIR/grocer-bench-cart-store" 20000 "$WORK/store" | grep '^RESULT ' | tail -n 1 || true)"
+  STORE_RESULT="$("$BIN_DIR/grocer-bench-cart-store" 20000 "$WORK/store" "$SKUS" | grep '^RESULT ' | tail -n 1 || true)"
   echo "store   ${STORE_RESULT#RESULT }"
 fi
 

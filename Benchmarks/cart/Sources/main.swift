@@ -4,11 +4,12 @@ import GrocerContracts
 import GrocerCore
 
 /// CartService's writer capacity without HTTP: `CartStore.setQuantity` (one transaction with its
-/// `cart.changed` outbox row) on 1,000 carts over 200 SKUs, run one at a time on the database's
-/// writer queue the way the HTTP handlers run it, plus `CartStore.cart` reads. The outbox is not
-/// relayed (no broker), so it grows during the run.
+/// `cart.changed` outbox row) on 1,000 carts over SKUS products, queued on the database's writer
+/// queue the way the HTTP handlers queue it (so they commit in groups), plus `CartStore.cart`
+/// reads. The outbox is not relayed (no broker), so it grows during the run.
 ///
-/// `grocer-bench-cart-store [WRITES] [DATA_DIR]`; prints `RESULT writes_per_s=… us_per_write=…`.
+/// `grocer-bench-cart-store [WRITES] [DATA_DIR] [SKUS]` (SKUS 200 by default: carts of ~23
+/// lines); prints `RESULT writes_per_s=… us_per_write=…`.
 let arguments = CommandLine.arguments.dropFirst()
 let writes = arguments.first.flatMap(Int.init) ?? 20_000
 let directory =
@@ -16,7 +17,7 @@ let directory =
 defer { try? FileManager.default.removeItem(atPath: directory) }
 
 let users = 1_000
-let skus = 200
+let skus = arguments.dropFirst(2).first.flatMap(Int.init) ?? 200
 var configuration = CartServiceConfiguration(settings: Settings(["GROCER_DATA_DIR": directory]))
 configuration.serviceName = "cart-bench-store"
 let app = try buildCartService(configuration: configuration, logger: .discarding())
