@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 import Testing
 

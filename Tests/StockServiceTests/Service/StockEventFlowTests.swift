@@ -1,5 +1,6 @@
 import Foundation
 import GrocerAMQP
+import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerStorage

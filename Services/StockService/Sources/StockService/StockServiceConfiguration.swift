@@ -17,7 +17,7 @@ public struct StockServiceConfiguration: Sendable {
   /// How often expired reservations are looked for.
   public var reservationSweepInterval: TimeInterval = 5
   /// The request/reply queue reservations are asked on.
-  public var reservationQueue = "stock.reservations"
+  public var reservationQueue = ReservationQueue.name
   /// The request/reply queue the catalogue snapshot (hubs, a hub's products) is asked on.
   public var catalogueQueue = CatalogueQueue.name
   public var settings: Settings
