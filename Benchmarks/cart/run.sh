@@ -64,7 +64,7 @@ bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
 # --- CartService first, so its queue is bound before StockService's demo events go out.
 mkdir -p "$WORK/cart" "$WORK/stock"
 log "starting cart-service on port $CART_PORT (data $WORK/cart)"
-GROCER_SERVICE_NAME=cart-bench GROCER_CART_CHECKOUT_QUEUE=cart-bench.checkout \
+GROCER_SERVICE_NAME=cart-bench GROCER_CART_CHECKOUT_QUEUE=cart-bench.checkout GROCER_QUEUE_EXPIRES=600 \
   GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_DATA_DIR="$WORK/cart" \
   GROCER_HTTP_PORT="$CART_PORT" GROCER_LOG_LEVEL="$LEVEL" \
   "$BIN_DIR/cart-service" >>"$WORK/cart.log" 2>&1 </dev/null &
@@ -72,7 +72,7 @@ CART_PID=$!
 wait_http_ok "http://127.0.0.1:$CART_PORT/health/ready" 60 "$CART_PID" ||
   { tail -n 20 "$WORK/cart.log" >&2; die "cart-service did not become ready"; }
 
-stock_env=(GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue
+stock_env=(GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_QUEUE_EXPIRES=600
   GROCER_DATA_DIR="$WORK/stock" GROCER_HTTP_PORT="$STOCK_PORT" GROCER_LOG_LEVEL="$LEVEL")
 log "loading the demo assortment into $WORK/stock"
 env "${stock_env[@]}" "$BIN_DIR/stock-service" load-demo >>"$WORK/stock.log" 2>&1 </dev/null ||

@@ -75,10 +75,10 @@ if want service; then
   bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
   mkdir -p "$WORK/data"
   log "loading the demo assortment into $WORK/data"
-  GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
+  GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_QUEUE_EXPIRES=600 GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
     "$BIN" load-demo >>"$WORK/service.log" 2>&1 </dev/null ||
     { tail -n 20 "$WORK/service.log" >&2; die "load-demo failed"; }
-  GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
+  GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_QUEUE_EXPIRES=600 GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \
     "$BIN" >>"$WORK/service.log" 2>&1 </dev/null &
   SERVICE_PID=$!
   wait_http_ok "http://127.0.0.1:$SERVICE_PORT/health/ready" 60 "$SERVICE_PID" ||

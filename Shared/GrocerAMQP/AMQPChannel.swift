@@ -278,8 +278,15 @@ struct AMQPChannel {
   /// returns the queue's actual name.
   func declare(_ spec: QueueSpec) throws -> String {
     switch spec.kind {
-    case .durableQuorum(let deliveryLimit):
-      try declareQueue(spec.parkingQueueName, durable: true, exclusive: false, autoDelete: false)
+    case .durableQuorum(let deliveryLimit, let expiresAfter):
+      var expiry: [(String, AMQPFieldValue)] = []
+      if let expiresAfter {
+        let milliseconds =
+          expiresAfter.components.seconds * 1000 + expiresAfter.components.attoseconds / 1_000_000_000_000_000
+        expiry = [("x-expires", .int(Int32(clamping: max(1, milliseconds))))]
+      }
+      try declareQueue(
+        spec.parkingQueueName, durable: true, exclusive: false, autoDelete: false, arguments: expiry)
       try bind(
         queue: spec.parkingQueueName, exchange: EventTopology.deadLetterExchange, routingKey: spec.name)
       try declareQueue(
@@ -289,7 +296,7 @@ struct AMQPChannel {
           ("x-dead-letter-exchange", .string(EventTopology.deadLetterExchange)),
           ("x-dead-letter-routing-key", .string(spec.name)),
           ("x-delivery-limit", .int(Int32(clamping: deliveryLimit))),
-        ])
+        ] + expiry)
       for key in spec.bindingKeys {
         try bind(queue: spec.name, exchange: EventTopology.exchange, routingKey: key)
       }

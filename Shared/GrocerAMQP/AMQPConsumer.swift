@@ -120,7 +120,7 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   /// Whether a quorum queue will park this message when it is returned now: the broker
   /// dead-letters once the delivery count exceeds the limit.
   private func reachedDeliveryLimit(_ delivery: AMQPDelivery) -> Bool {
-    guard rpcQueue == nil, case .durableQuorum(let limit) = queue.kind else { return false }
+    guard rpcQueue == nil, case .durableQuorum(let limit, _) = queue.kind else { return false }
     return delivery.deliveryCount >= limit
   }
 

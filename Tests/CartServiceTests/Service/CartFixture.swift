@@ -38,6 +38,8 @@ struct CartFixture {
     configuration.checkoutQueue = "\(name).checkout"
     configuration.catalogueQueue = "\(name).catalogue"
     configuration.promoSweepInterval = 0.1
+    // A queue a crashed test leaves behind goes away by itself instead of collecting events.
+    configuration.queueExpiry = 600
     // No StockService answers this fixture's catalogue queue unless a test starts one.
     configuration.catalogueTimeout = catalogueTimeout
     self.configuration = configuration

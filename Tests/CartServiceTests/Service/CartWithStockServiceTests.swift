@@ -36,6 +36,7 @@ import Testing
       configuration.serviceName = name
       configuration.reservationQueue = "\(name).reservations"
       configuration.catalogueQueue = catalogueQueue
+      configuration.queueExpiry = 600
       app = try buildStockService(
         configuration: configuration, logger: .discarding(), clock: clock,
         ids: SequentialIDs(prefix: "s-\(unique)"))

@@ -40,6 +40,8 @@ struct StockFixture {
     configuration.reservationQueue = "\(name).reservations"
     configuration.catalogueQueue = "\(name).catalogue"
     configuration.reservationSweepInterval = 0.1
+    // A queue a crashed test leaves behind goes away by itself instead of collecting events.
+    configuration.queueExpiry = 600
     self.configuration = configuration
     self.clock = clock
     demo = DemoAssortment.generate(productsPerHub: productsPerHub)

@@ -21,7 +21,7 @@ import Testing
     let port = Int.random(in: 20_000...29_000)
     let environment = ProcessInfo.processInfo.environment.merging([
       "GROCER_DATA_DIR": directory, "GROCER_HTTP_PORT": String(port),
-      "GROCER_SERVICE_NAME": "stock-process-\(unique)",
+      "GROCER_SERVICE_NAME": "stock-process-\(unique)", "GROCER_QUEUE_EXPIRES": "600",
       "GROCER_RESERVATION_QUEUE": "stock-process-\(unique).reservations",
       "GROCER_CATALOGUE_QUEUE": "stock-process-\(unique).catalogue",
     ]) { $1 }

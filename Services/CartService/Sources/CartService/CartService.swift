@@ -42,7 +42,9 @@ public func buildCartService(
   let events = CartEventHandler(store: store, consumer: configuration.serviceName, logger: logger)
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
-    queue: QueueSpec(name: configuration.serviceName, bindingKeys: CartEventHandler.bindingKeys),
+    queue: QueueSpec(
+      name: configuration.serviceName, bindingKeys: CartEventHandler.bindingKeys,
+      kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     logger: logger, metrics: metrics, handler: events.handle)
 
   let checkout = CheckoutResponder(store: store, logger: logger)

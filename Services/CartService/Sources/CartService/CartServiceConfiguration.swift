@@ -18,6 +18,9 @@ public struct CartServiceConfiguration: Sendable {
   public var promoSweepInterval: TimeInterval = 30
   /// How long a cart in checkout is spared the counts a reservation took.
   public var checkoutHold: TimeInterval = 15 * 60
+  /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
+  /// deployments); never in production, where a stopped service must find its events waiting.
+  public var queueExpiry: TimeInterval?
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -31,6 +34,8 @@ public struct CartServiceConfiguration: Sendable {
     promoSweepInterval = max(
       0.05, settings.double("GROCER_PROMO_SWEEP_INTERVAL", default: promoSweepInterval))
     checkoutHold = max(0, settings.double("GROCER_CHECKOUT_HOLD", default: checkoutHold))
+    let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
+    queueExpiry = expiry > 0 ? expiry : nil
   }
 
   var databasePath: String { dataDirectory + "/cart.sqlite" }

@@ -48,7 +48,9 @@ public func buildStockService(
     store: store, cache: cache, consumer: configuration.serviceName, logger: logger)
   let outcomeConsumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-orders"),
-    queue: QueueSpec(name: configuration.serviceName, bindingKeys: StockEventType.orderOutcomes),
+    queue: QueueSpec(
+      name: configuration.serviceName, bindingKeys: StockEventType.orderOutcomes,
+      kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     logger: logger, metrics: metrics, handler: outcomes.handle)
 
   let invalidation = CacheInvalidationHandler(cache: cache, hubs: hubs, logger: logger)

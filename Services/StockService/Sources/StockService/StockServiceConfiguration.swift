@@ -20,12 +20,17 @@ public struct StockServiceConfiguration: Sendable {
   public var reservationQueue = ReservationQueue.name
   /// The request/reply queue the catalogue snapshot (hubs, a hub's products) is asked on.
   public var catalogueQueue = CatalogueQueue.name
+  /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
+  /// deployments); never in production, where a stopped service must find its events waiting.
+  public var queueExpiry: TimeInterval?
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
     self.settings = settings
     serviceName = settings.string("GROCER_SERVICE_NAME", default: serviceName)
     reservationQueue = settings.string("GROCER_RESERVATION_QUEUE", default: reservationQueue)
+    let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
+    queueExpiry = expiry > 0 ? expiry : nil
     catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
