@@ -26,7 +26,8 @@ import Testing
     let environment = ProcessInfo.processInfo.environment.merging([
       "GROCER_DATA_DIR": NSTemporaryDirectory() + name, "GROCER_HTTP_PORT": String(port),
       "GROCER_SERVICE_NAME": name, "GROCER_CART_CHECKOUT_QUEUE": "\(name).checkout",
-      "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_CATALOGUE_TIMEOUT": "0.5", "GROCER_QUEUE_EXPIRES": "600",
+      "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_CATALOGUE_TIMEOUT": "0.5",
+      "GROCER_QUEUE_EXPIRES": "600",
       "GROCER_JWT_SECRET": secret,
     ]) { $1 }
     defer {
