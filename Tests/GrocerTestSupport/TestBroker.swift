@@ -131,3 +131,21 @@ public func message(_ routingKey: String, _ index: Int, size: Int = 0) -> Outgoi
     messageID: "m-\(index)", routingKey: routingKey, type: routingKey, body: body,
     timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), correlationID: "c-\(index)")
 }
+
+/// Runs `body`, then awaits `cleanup`, whether `body` threw or not.
+///
+/// For stopping services and deleting their queues: a `defer { Task { … } }` may never run
+/// before the test process exits, and queues left behind collect every event they are bound to.
+public func withCleanup<T>(
+  _ cleanup: () async -> Void, _ body: () async throws -> T
+) async throws -> T {
+  let result: T
+  do {
+    result = try await body()
+  } catch {
+    await cleanup()
+    throw error
+  }
+  await cleanup()
+  return result
+}

@@ -64,46 +64,45 @@ import Testing
     try await cart.start()  // its queue exists before StockService publishes the demo
     let stock = try Stock(clock: clock, catalogueQueue: cart.configuration.catalogueQueue)
     try await stock.start()
-    defer {
-      Task {
-        await stock.stop(); await cart.stop()
+    try await withCleanup({
+      await stock.stop(); await cart.stop()
+    }) {
+      let staff = cart.staff()
+
+      // The demo hubs and products arrive as events.
+      let sku = "p00001"
+      let arrived = try await eventually(timeout: .seconds(20)) {
+        try await cart.client.put(
+          "/v1/hubs/h1/cart/items/\(sku)", json: ["quantity": 2], headers: cart.customer()
+        )
+        .status == 200
       }
-    }
-    let staff = cart.staff()
+      try #require(arrived, "the demo catalogue did not reach CartService")
+      let before = try await cart.cart()
 
-    // The demo hubs and products arrive as events.
-    let sku = "p00001"
-    let arrived = try await eventually(timeout: .seconds(20)) {
-      try await cart.client.put(
-        "/v1/hubs/h1/cart/items/\(sku)", json: ["quantity": 2], headers: cart.customer()
-      )
-      .status == 200
-    }
-    try #require(arrived, "the demo catalogue did not reach CartService")
-    let before = try await cart.cart()
+      // Staff count 1 at StockService: the cart is reduced at once, with a new version.
+      let set = try await stock.client.put("/v1/hubs/h1/stock/\(sku)", json: ["available": 1], headers: staff)
+      #expect(set.status == 200, "\(set.bodyString)")
+      let reduced = await eventually { (try? await cart.cart().version) == before.version + 1 }
+      #expect(reduced)
+      let after = try await cart.cart(seen: before.version)
+      #expect(after.lines.first?.quantity == 1)
+      #expect(after.adjustments.map(\.change) == [.reduced(sku: sku, to: 1)])
 
-    // Staff count 1 at StockService: the cart is reduced at once, with a new version.
-    let set = try await stock.client.put("/v1/hubs/h1/stock/\(sku)", json: ["available": 1], headers: staff)
-    #expect(set.status == 200, "\(set.bodyString)")
-    let reduced = await eventually { (try? await cart.cart().version) == before.version + 1 }
-    #expect(reduced)
-    let after = try await cart.cart(seen: before.version)
-    #expect(after.lines.first?.quantity == 1)
-    #expect(after.adjustments.map(\.change) == [.reduced(sku: sku, to: 1)])
-
-    // A hub created a moment ago is usable as soon as its event arrived.
-    let hub = "h\(UUID().uuidString.prefix(6).lowercased())"
-    let created = await stock.client.send(
-      "PUT", "/v1/hubs/\(hub)", headers: staff.merging(["Content-Type": "application/json"]) { $1 },
-      body: """
-        {"name":"Neu","currency":"EUR","hours":{"timeZone":"Europe/Berlin","weekly":[]},
-         "pricing":{"minimumOrder":{"minorUnits":0,"currency":"EUR"},"deliveryFee":{"minorUnits":0,"currency":"EUR"}}}
-        """)
-    #expect(created.status == 201, "\(created.bodyString)")
-    let known = await eventually {
-      await cart.client.get("/v1/hubs/\(hub)/cart", headers: cart.customer()).status == 200
+      // A hub created a moment ago is usable as soon as its event arrived.
+      let hub = "h\(UUID().uuidString.prefix(6).lowercased())"
+      let created = await stock.client.send(
+        "PUT", "/v1/hubs/\(hub)", headers: staff.merging(["Content-Type": "application/json"]) { $1 },
+        body: """
+          {"name":"Neu","currency":"EUR","hours":{"timeZone":"Europe/Berlin","weekly":[]},
+           "pricing":{"minimumOrder":{"minorUnits":0,"currency":"EUR"},"deliveryFee":{"minorUnits":0,"currency":"EUR"}}}
+          """)
+      #expect(created.status == 201, "\(created.bodyString)")
+      let known = await eventually {
+        await cart.client.get("/v1/hubs/\(hub)/cart", headers: cart.customer()).status == 200
+      }
+      #expect(known, "the new hub did not reach CartService")
     }
-    #expect(known, "the new hub did not reach CartService")
   }
 
   @Test func aCartServiceStartedAfterTheEventsFillsItsCopyFromStockService() async throws {
@@ -113,16 +112,21 @@ import Testing
     // StockService runs and publishes its demo before this CartService's queue exists.
     let stock = try Stock(clock: clock, catalogueQueue: cart.configuration.catalogueQueue)
     try await stock.start()
-    defer { Task { await stock.stop() } }
-    #expect(await eventually { (try? stock.app.store.database.read { try Outbox.backlog(in: $0) }) == 0 })
-    try await cart.start()
-    defer { Task { await cart.stop() } }
-    let filled = await eventually(timeout: .seconds(20)) { (try? cart.app.store.catalogueSynced()) == true }
-    #expect(filled, "the catalogue copy was not filled")
-    #expect(try cart.app.store.hubIDs() == ["h1", "h2", "h3"])
-    let reply = try await cart.put("p00030", 1, hub: "h3")
-    #expect(reply.lines.map(\.sku) == ["p00030"])
-    #expect(
-      reply.lines.first?.unitPrice == (try stock.app.store.product(hub: "h3", sku: "p00030"))?.product.price)
+    try await withCleanup({ await stock.stop() }) {
+      #expect(await eventually { (try? stock.app.store.database.read { try Outbox.backlog(in: $0) }) == 0 })
+      try await cart.start()
+      try await withCleanup({ await cart.stop() }) {
+        let filled = await eventually(timeout: .seconds(20)) {
+          (try? cart.app.store.catalogueSynced()) == true
+        }
+        #expect(filled, "the catalogue copy was not filled")
+        #expect(try cart.app.store.hubIDs() == ["h1", "h2", "h3"])
+        let reply = try await cart.put("p00030", 1, hub: "h3")
+        #expect(reply.lines.map(\.sku) == ["p00030"])
+        #expect(
+          reply.lines.first?.unitPrice
+            == (try stock.app.store.product(hub: "h3", sku: "p00030"))?.product.price)
+      }
+    }
   }
 }
