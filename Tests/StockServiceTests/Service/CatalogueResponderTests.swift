@@ -157,41 +157,42 @@ import Testing
   @Test func aServiceFillsItsCopyOverRequestReply() async throws {
     let fixture = try StockFixture(productsPerHub: 120)
     try await fixture.start()
-    defer { Task { await fixture.stop() } }
-    try await fixture.waitUntilReady()
-    let rpc = AMQPRPCClient(
-      configuration: TestBroker.configuration("stock-tests-catalogue-rpc"), logger: .discarding())
-    try await rpc.start()
-    defer { Task { await rpc.shutdown() } }
-    func ask(_ body: Data) async throws -> CatalogueReply {
-      let data = try await rpc.request(
-        routingKey: fixture.configuration.catalogueQueue, body: body, timeout: .seconds(5))
-      return try JSON.decode(CatalogueReply.self, from: data)
+    try await withCleanup({ await fixture.stop() }) {
+      try await fixture.waitUntilReady()
+      let rpc = AMQPRPCClient(
+        configuration: TestBroker.configuration("stock-tests-catalogue-rpc"), logger: .discarding())
+      try await rpc.start()
+      defer { Task { await rpc.shutdown() } }
+      func ask(_ body: Data) async throws -> CatalogueReply {
+        let data = try await rpc.request(
+          routingKey: fixture.configuration.catalogueQueue, body: body, timeout: .seconds(5))
+        return try JSON.decode(CatalogueReply.self, from: data)
+      }
+
+      let hubs = try await ask(try JSON.encode(CatalogueRequest.hubs))
+      #expect(hubs.hubs?.map(\.value.hub) == ["h1", "h2", "h3"])
+
+      var products: [Versioned<StockChanged>] = []
+      var after: SKU?
+      var requests = 0
+      repeat {
+        let reply = try await ask(
+          try JSON.encode(CatalogueRequest.products(hub: "h3", after: after, limit: 50)))
+        #expect(reply.error == nil)
+        products += reply.products ?? []
+        after = reply.next
+        requests += 1
+      } while after != nil && requests < 10
+      #expect(requests == 3)
+      #expect(products.map(\.value.sku) == fixture.demo.products.map(\.sku).sorted())
+      let sku = products[0].value.sku
+      #expect(products[0].value.available == fixture.demo.counts["h3"]![sku]!)
+
+      // Bad input is answered, not dropped: the caller never waits out its time-out.
+      let malformed = try await ask(Data("{".utf8))
+      #expect(malformed.error?.code == "badRequest")
+      let unknown = try await ask(try JSON.encode(CatalogueRequest.products(hub: "nowhere")))
+      #expect(unknown.error?.code == "unknownHub")
     }
-
-    let hubs = try await ask(try JSON.encode(CatalogueRequest.hubs))
-    #expect(hubs.hubs?.map(\.value.hub) == ["h1", "h2", "h3"])
-
-    var products: [Versioned<StockChanged>] = []
-    var after: SKU?
-    var requests = 0
-    repeat {
-      let reply = try await ask(
-        try JSON.encode(CatalogueRequest.products(hub: "h3", after: after, limit: 50)))
-      #expect(reply.error == nil)
-      products += reply.products ?? []
-      after = reply.next
-      requests += 1
-    } while after != nil && requests < 10
-    #expect(requests == 3)
-    #expect(products.map(\.value.sku) == fixture.demo.products.map(\.sku).sorted())
-    let sku = products[0].value.sku
-    #expect(products[0].value.available == fixture.demo.counts["h3"]![sku]!)
-
-    // Bad input is answered, not dropped: the caller never waits out its time-out.
-    let malformed = try await ask(Data("{".utf8))
-    #expect(malformed.error?.code == "badRequest")
-    let unknown = try await ask(try JSON.encode(CatalogueRequest.products(hub: "nowhere")))
-    #expect(unknown.error?.code == "unknownHub")
   }
 }

@@ -63,154 +63,158 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       clock: writer.clock)
     try await writer.start()
     try await reader.start()
-    defer {
-      Task {
-        await writer.stop(); await reader.stop()
-      }
-    }
-    try await writer.waitUntilReady()
-    try await reader.waitUntilReady()
+    try await withCleanup({
+      await writer.stop(); await reader.stop()
+    }) {
+      try await writer.waitUntilReady()
+      try await reader.waitUntilReady()
 
-    let sku = writer.sku()
-    let before = try await reader.stock("h1", [sku])[sku]
-    #expect(before == writer.demo.counts["h1"]![sku])
-    let response = try await writer.client.put(
-      "/v1/hubs/h1/stock/\(sku)", json: ["available": 1], headers: writer.staff())
-    #expect(response.status == 200)
-    // The reader's entry is fresh for 30 s by its clock; only the event can move it.
-    let moved = await eventually { (try? await reader.stock("h1", [sku])[sku]) == 1 }
-    #expect(moved, "the reader still serves the old count")
-    #expect(await eventually { (try? writer.outboxBacklog()) == 0 })
+      let sku = writer.sku()
+      let before = try await reader.stock("h1", [sku])[sku]
+      #expect(before == writer.demo.counts["h1"]![sku])
+      let response = try await writer.client.put(
+        "/v1/hubs/h1/stock/\(sku)", json: ["available": 1], headers: writer.staff())
+      #expect(response.status == 200)
+      // The reader's entry is fresh for 30 s by its clock; only the event can move it.
+      let moved = await eventually { (try? await reader.stock("h1", [sku])[sku]) == 1 }
+      #expect(moved, "the reader still serves the old count")
+      #expect(await eventually { (try? writer.outboxBacklog()) == 0 })
+    }
   }
 
   @Test func aReservationHoldsStockUntilTheOrderIsConfirmed() async throws {
     let fixture = try StockFixture()
     try await fixture.start()
-    defer { Task { await fixture.stop() } }
-    try await fixture.waitUntilReady()
-    let rpc = AMQPRPCClient(configuration: TestBroker.configuration("stock-tests-rpc"), logger: .discarding())
-    try await rpc.start()
-    defer { Task { await rpc.shutdown() } }
+    try await withCleanup({ await fixture.stop() }) {
+      try await fixture.waitUntilReady()
+      let rpc = AMQPRPCClient(
+        configuration: TestBroker.configuration("stock-tests-rpc"), logger: .discarding())
+      try await rpc.start()
+      defer { Task { await rpc.shutdown() } }
 
-    let sku = fixture.sku(minimum: 5)
-    let onHand = fixture.demo.counts["h1"]![sku]!
-    let request = ReservationRequest(
-      orderId: "order-1", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)])
-    func reserve(_ request: ReservationRequest) async throws -> ReservationReply {
-      let data = try await rpc.request(
-        routingKey: fixture.configuration.reservationQueue, body: try JSON.encode(request),
-        timeout: .seconds(5))
-      return try JSON.decode(ReservationReply.self, from: data)
+      let sku = fixture.sku(minimum: 5)
+      let onHand = fixture.demo.counts["h1"]![sku]!
+      let request = ReservationRequest(
+        orderId: "order-1", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)])
+      func reserve(_ request: ReservationRequest) async throws -> ReservationReply {
+        let data = try await rpc.request(
+          routingKey: fixture.configuration.reservationQueue, body: try JSON.encode(request),
+          timeout: .seconds(5))
+        return try JSON.decode(ReservationReply.self, from: data)
+      }
+      let first = try await reserve(request)
+      #expect(first.status == .reserved)
+      // Asking twice is harmless: the same answer, held once.
+      let again = try await reserve(request)
+      #expect(again.status == .reserved)
+      #expect(again.expiresAt == first.expiresAt)
+      #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
+
+      // More than is left: all-or-nothing, with what is available.
+      let greedy = try await reserve(
+        ReservationRequest(
+          orderId: "order-2", hub: "h1",
+          lines: [
+            ReservationLine(sku: sku, quantity: onHand - 1),
+            ReservationLine(sku: fixture.demo.products.first { $0.sku != sku }!.sku, quantity: 1),
+          ]))
+      #expect(greedy.status == .shortfall)
+      #expect(greedy.shortfall?.first { $0.sku == sku }?.available == onHand - 2)
+      #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
+
+      try await publish("order.confirmed", ["orderId": "order-1", "hub": "h1"])
+      let committed = await eventually {
+        (try? fixture.app.store.database.read { db in
+          try db.queryOne("SELECT on_hand, held FROM products WHERE hub = 'h1' AND sku = ?", sku).map {
+            [try $0.int(0), try $0.int(1)]
+          }
+        }) == [onHand - 2, 0]
+      }
+      #expect(committed, "order.confirmed did not commit the reservation")
+      #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
     }
-    let first = try await reserve(request)
-    #expect(first.status == .reserved)
-    // Asking twice is harmless: the same answer, held once.
-    let again = try await reserve(request)
-    #expect(again.status == .reserved)
-    #expect(again.expiresAt == first.expiresAt)
-    #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
-
-    // More than is left: all-or-nothing, with what is available.
-    let greedy = try await reserve(
-      ReservationRequest(
-        orderId: "order-2", hub: "h1",
-        lines: [
-          ReservationLine(sku: sku, quantity: onHand - 1),
-          ReservationLine(sku: fixture.demo.products.first { $0.sku != sku }!.sku, quantity: 1),
-        ]))
-    #expect(greedy.status == .shortfall)
-    #expect(greedy.shortfall?.first { $0.sku == sku }?.available == onHand - 2)
-    #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
-
-    try await publish("order.confirmed", ["orderId": "order-1", "hub": "h1"])
-    let committed = await eventually {
-      (try? fixture.app.store.database.read { db in
-        try db.queryOne("SELECT on_hand, held FROM products WHERE hub = 'h1' AND sku = ?", sku).map {
-          [try $0.int(0), try $0.int(1)]
-        }
-      }) == [onHand - 2, 0]
-    }
-    #expect(committed, "order.confirmed did not commit the reservation")
-    #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 2)
   }
 
   @Test func aCancelledOrderOrAnExpiredHoldGivesTheStockBack() async throws {
     let fixture = try StockFixture()
     try await fixture.start()
-    defer { Task { await fixture.stop() } }
-    try await fixture.waitUntilReady()
-    let sku = fixture.sku(minimum: 5)
-    let onHand = fixture.demo.counts["h1"]![sku]!
-    let (reply, _) = try fixture.app.store.reserve(
-      ReservationRequest(orderId: "o-cancel", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 3)]),
-      correlationID: nil)
-    #expect(reply.status == .reserved)
-    fixture.app.cache.removeAll()
-    #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 3)
+    try await withCleanup({ await fixture.stop() }) {
+      try await fixture.waitUntilReady()
+      let sku = fixture.sku(minimum: 5)
+      let onHand = fixture.demo.counts["h1"]![sku]!
+      let (reply, _) = try fixture.app.store.reserve(
+        ReservationRequest(orderId: "o-cancel", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 3)]),
+        correlationID: nil)
+      #expect(reply.status == .reserved)
+      fixture.app.cache.removeAll()
+      #expect(try await fixture.stock("h1", [sku])[sku] == onHand - 3)
 
-    try await publish("order.cancelled", ["orderId": "o-cancel", "hub": "h1"])
-    #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand })
+      try await publish("order.cancelled", ["orderId": "o-cancel", "hub": "h1"])
+      #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand })
 
-    _ = try fixture.app.store.reserve(
-      ReservationRequest(orderId: "o-expire", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 1)]),
-      correlationID: nil)
-    #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand - 1 })
-    fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
-    #expect(
-      await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand }, "the hold never expired")
+      _ = try fixture.app.store.reserve(
+        ReservationRequest(orderId: "o-expire", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 1)]),
+        correlationID: nil)
+      #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand - 1 })
+      fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
+      #expect(
+        await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand }, "the hold never expired")
+    }
   }
 
   @Test func aPoisonMessageIsParkedAndDoesNotBlockTheOnesBehindIt() async throws {
     let fixture = try StockFixture()
     try await fixture.start()
-    defer { Task { await fixture.stop() } }
-    try await fixture.waitUntilReady()
-    let sku = fixture.sku(minimum: 5)
-    let onHand = fixture.demo.counts["h1"]![sku]!
-    _ = try fixture.app.store.reserve(
-      ReservationRequest(orderId: "o-behind", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
-      correlationID: nil)
+    try await withCleanup({ await fixture.stop() }) {
+      try await fixture.waitUntilReady()
+      let sku = fixture.sku(minimum: 5)
+      let onHand = fixture.demo.counts["h1"]![sku]!
+      _ = try fixture.app.store.reserve(
+        ReservationRequest(orderId: "o-behind", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
+        correlationID: nil)
 
-    let publisher = AMQPPublisher(
-      configuration: TestBroker.configuration("stock-tests-poison"), logger: .discarding(),
-      metrics: MetricsRegistry())
-    try await publisher.start()
-    defer { Task { await publisher.shutdown() } }
-    try await publisher.publish([
-      OutgoingMessage(
-        messageID: "poison-1", routingKey: "order.confirmed", type: "order.confirmed",
-        body: Data("not json".utf8),
-        timestamp: Date(), correlationID: nil)
-    ])
-    try await publish("order.declined", ["orderId": "o-behind", "hub": "h1"])
+      let publisher = AMQPPublisher(
+        configuration: TestBroker.configuration("stock-tests-poison"), logger: .discarding(),
+        metrics: MetricsRegistry())
+      try await publisher.start()
+      defer { Task { await publisher.shutdown() } }
+      try await publisher.publish([
+        OutgoingMessage(
+          messageID: "poison-1", routingKey: "order.confirmed", type: "order.confirmed",
+          body: Data("not json".utf8),
+          timestamp: Date(), correlationID: nil)
+      ])
+      try await publish("order.declined", ["orderId": "o-behind", "hub": "h1"])
 
-    #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand })
-    let parking = "\(fixture.configuration.serviceName).parking"
-    let parked = await eventually {
-      (try? await AMQPAdmin.messageCount(configuration: TestBroker.configuration(), queue: parking)) == 1
+      #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand })
+      let parking = "\(fixture.configuration.serviceName).parking"
+      let parked = await eventually {
+        (try? await AMQPAdmin.messageCount(configuration: TestBroker.configuration(), queue: parking)) == 1
+      }
+      #expect(parked, "the poison message is not in \(parking)")
+      #expect(
+        fixture.app.metrics.render().contains(
+          "events_dead_lettered_total{queue=\"\(fixture.configuration.serviceName)\"} 1"))
+      try await AMQPAdmin.deleteQueues(
+        configuration: TestBroker.configuration(), [fixture.configuration.serviceName, parking])
     }
-    #expect(parked, "the poison message is not in \(parking)")
-    #expect(
-      fixture.app.metrics.render().contains(
-        "events_dead_lettered_total{queue=\"\(fixture.configuration.serviceName)\"} 1"))
-    try await AMQPAdmin.deleteQueues(
-      configuration: TestBroker.configuration(), [fixture.configuration.serviceName, parking])
   }
 
   @Test func withTheBrokerGoneReadsAndWritesGoOnAndEventsWait() async throws {
     // Nothing listens on port 1: the broker is "down" for this service only.
     let fixture = try StockFixture(amqpURL: "amqp://guest:guest@127.0.0.1:1/")
     try await fixture.start()
-    defer { Task { await fixture.stop() } }
-    let ready = await fixture.client.get("/health/ready")
-    #expect(ready.status == 503)
-    #expect(ready.headers["Retry-After"] != nil)
-    let sku = fixture.sku()
-    let backlog = try fixture.outboxBacklog()
-    let response = try await fixture.client.put(
-      "/v1/hubs/h1/stock/\(sku)", json: ["available": 4], headers: fixture.staff())
-    #expect(response.status == 200)
-    #expect(try await fixture.stock("h1", [sku])[sku] == 4)
-    #expect(try fixture.outboxBacklog() == backlog + 1, "the event must wait in the outbox")
+    try await withCleanup({ await fixture.stop() }) {
+      let ready = await fixture.client.get("/health/ready")
+      #expect(ready.status == 503)
+      #expect(ready.headers["Retry-After"] != nil)
+      let sku = fixture.sku()
+      let backlog = try fixture.outboxBacklog()
+      let response = try await fixture.client.put(
+        "/v1/hubs/h1/stock/\(sku)", json: ["available": 4], headers: fixture.staff())
+      #expect(response.status == 200)
+      #expect(try await fixture.stock("h1", [sku])[sku] == 4)
+      #expect(try fixture.outboxBacklog() == backlog + 1, "the event must wait in the outbox")
+    }
   }
 }
