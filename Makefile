@@ -61,6 +61,7 @@ run: services gateway
 	@echo "Try it:"
 	@echo "  TOKEN=\$$($(BIN_DIR)/grocer-token alice)"
 	@echo "  curl -H \"Authorization: Bearer \$$TOKEN\" 'http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/hubs/h1/stock?ids=p00001,p00002'"
+	@echo "  curl -X PUT -H \"Authorization: Bearer \$$TOKEN\" -H 'Content-Type: application/json' -d '{\"quantity\":2}' 'http://127.0.0.1:$${GROCER_GATEWAY_PORT:-8080}/v1/hubs/h1/cart/items/p00001'"
 
 down:
 	@bash $(DEPLOY)/gateway.sh stop || true
