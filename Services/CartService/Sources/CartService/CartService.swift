@@ -32,7 +32,7 @@ public func buildCartService(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   let store = CartStore(
-    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold, logger: logger)
+    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
@@ -101,6 +101,6 @@ public func loadDemoPromotions(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   defer { database.close() }
-  let store = CartStore(database: database, clock: clock, ids: RandomIDs(), logger: logger)
+  let store = CartStore(database: database, clock: clock, ids: RandomIDs())
   return try Promotion.demo.filter { try store.upsertPromotion($0, correlationID: nil) }.count
 }

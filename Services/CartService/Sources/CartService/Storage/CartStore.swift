@@ -10,18 +10,20 @@ import Synchronization
 /// Every write runs in one transaction on the single writer, which is what serializes the
 /// writes to one cart: a cart's `version` is read and raised inside the transaction that changes
 /// it, and its `cart.changed` event goes to the outbox in the same transaction. The reply is
-/// rendered inside that transaction too, so it shows exactly the version it created.
+/// rendered inside that transaction too, so it shows exactly the version it created. Writes
+/// queued on the writer queue (the HTTP path) commit in groups, each in its own savepoint.
 public final class CartStore: Sendable {
   public let database: SQLiteDatabase
   private let clock: any WallClock
   private let ids: any IDGenerator
-  private let logger: Logger
   /// How long a cart in checkout keeps what a reservation took from the counts (see
   /// `applyProduct`).
   private let checkoutHold: TimeInterval
   /// At most this many adjustments are kept per cart (the newest).
   static let adjustmentsKept = 100
+  /// Decoded hubs and promotions by the version last read, so a reply decodes neither.
   private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
+  private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
   /// Each hub's open/closed status with the moment it next changes (computing it walks the week
   /// with a calendar, too slow for every reply).
   private let hoursCache = Mutex<[HubID: (version: Int64, status: HoursStatus, until: Date)]>([:])
@@ -34,19 +36,16 @@ public final class CartStore: Sendable {
     case cart(user: String, hub: HubID, version: Int64)
     case hub(HubID)
   }
-  private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
 
   public init(
     database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator,
-    checkoutHold: TimeInterval = 15 * 60,
-    replies: CartReplyCache = CartReplyCache(), logger: Logger = .discarding()
+    checkoutHold: TimeInterval = 15 * 60, replies: CartReplyCache = CartReplyCache()
   ) {
     self.replies = replies
     self.database = database
     self.clock = clock
     self.ids = ids
     self.checkoutHold = checkoutHold
-    self.logger = logger
   }
 
   // MARK: - Carts
@@ -185,7 +184,7 @@ public final class CartStore: Sendable {
     try write { db in
       let hubValue = try self.requireHub(hub, in: db)
       guard let cart = try self.cartRow(user: user, hub: hub, in: db) else {
-        return try self.render(user: user, hub: hubValue, in: db).view.since(nil)
+        return try self.render(user: user, hub: hubValue, in: db).view
       }
       var changes: [CartAdjustment.Change] = []
       for count in counts {
@@ -198,7 +197,7 @@ public final class CartStore: Sendable {
         if let change { changes.append(change) }
       }
       guard !changes.isEmpty else {
-        return try self.render(user: user, hub: hubValue, in: db).view.since(nil)
+        return try self.render(user: user, hub: hubValue, in: db).view
       }
       let version = cart.version + 1
       try self.record(changes, user: user, hub: hub, version: version, in: db)
