@@ -62,21 +62,30 @@ public struct EventEnvelope: Codable, Hashable, Sendable {
     id: String, type: String, occurredAt: Date, source: String, correlationId: String?,
     subject: String, sequence: Int64, payloadJSON: some Sequence<UInt8>
   ) -> OutgoingMessage {
-    var body = Data()
-    body.reserveCapacity(256)
-    func append(_ text: String) { body.append(contentsOf: text.utf8) }
-    append("{")
-    if let correlationId { append("\"correlationId\":" + JSONText.quoted(correlationId) + ",") }
-    append("\"data\":")
-    body.append(contentsOf: payloadJSON)
-    append(",\"id\":" + JSONText.quoted(id))
-    append(",\"occurredAt\":\"" + Timestamp.string(from: occurredAt) + "\"")
-    append(",\"sequence\":" + String(sequence))
-    append(",\"source\":" + JSONText.quoted(source))
-    append(",\"subject\":" + JSONText.quoted(subject))
-    append(",\"type\":" + JSONText.quoted(type) + "}")
+    // Keys in sorted order, as `JSON.encoder()` writes them.
+    var out = JSONBytes(capacity: 384)
+    out.beginObject()
+    if let correlationId {
+      out.key("correlationId")
+      out.string(correlationId)
+    }
+    out.key("data")
+    out.json(payloadJSON)
+    out.key("id")
+    out.string(id)
+    out.key("occurredAt")
+    out.date(occurredAt)
+    out.key("sequence")
+    out.int(sequence)
+    out.key("source")
+    out.string(source)
+    out.key("subject")
+    out.string(subject)
+    out.key("type")
+    out.string(type)
+    out.endObject()
     return OutgoingMessage(
-      messageID: id, routingKey: type, type: type, body: body, timestamp: occurredAt,
+      messageID: id, routingKey: type, type: type, body: Data(out.bytes), timestamp: occurredAt,
       correlationID: correlationId)
   }
 

@@ -38,22 +38,10 @@ public enum JSON {
 /// JSON text written by hand, where an encoder would cost too much (log lines, token claims).
 public enum JSONText {
   /// `text` as a JSON string literal: quotes, backslashes and control characters escaped,
-  /// everything else as is.
+  /// everything else as is (the one escaper, `JSONBytes`'s).
   public static func quoted(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
+    var out = JSONBytes(capacity: text.utf8.count + 2)
+    out.string(text)
+    return String(decoding: out.bytes, as: UTF8.self)
   }
 }

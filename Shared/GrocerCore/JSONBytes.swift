@@ -73,6 +73,13 @@ public struct JSONBytes: Sendable {
     needsComma = true
   }
 
+  /// A value that is JSON already (a payload encoded elsewhere).
+  public mutating func json(_ encoded: some Sequence<UInt8>) {
+    separate()
+    bytes.append(contentsOf: encoded)
+    needsComma = true
+  }
+
   public mutating func null() {
     separate()
     bytes.append(contentsOf: "null".utf8)

@@ -18,6 +18,14 @@ public enum BodyError: Error, Sendable {
   case rule(any Error & Sendable)
 }
 
+extension StrictBody {
+  /// Decodes a body strictly, answering in the caller's own error type.
+  public static func decode<E: Error>(from data: Data, mappingErrors map: (BodyError) -> E) throws(E) -> Self
+  {
+    do { return try StrictJSON.decode(Self.self, from: data) } catch { throw map(error) }
+  }
+}
+
 /// Decoding of client JSON that answers with a precise `BodyError` instead of a
 /// `DecodingError`.
 ///

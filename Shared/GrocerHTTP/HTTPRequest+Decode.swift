@@ -8,15 +8,20 @@ extension HTTPRequest {
   /// wrong shape (missing key, wrong type, bad value) a 400 `invalidBody` naming the field. Never
   /// a 500.
   public func decode<T: Decodable>(_ type: T.Type) throws(HTTPError) -> T {
-    guard Self.isJSON(headers["Content-Type"]) else {
-      throw HTTPError.unsupportedMediaType()
-    }
+    try requireJSONBody()
     do {
       return try JSON.decoder().decode(type, from: Data(body))
     } catch let error as DecodingError {
       throw Self.problem(for: error)
     } catch {
       throw HTTPError.badRequest(code: "malformedJSON", detail: "the request body is not valid JSON")
+    }
+  }
+
+  /// Throws 415 unless the body is declared `application/json` (or `…+json`).
+  public func requireJSONBody() throws(HTTPError) {
+    guard Self.isJSON(headers["Content-Type"]) else {
+      throw HTTPError.unsupportedMediaType(detail: "send the body as application/json")
     }
   }
 

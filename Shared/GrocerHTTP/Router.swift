@@ -38,6 +38,16 @@ public struct Router: HTTPResponder {
     self.logger = logger
   }
 
+  /// A service's router with the middleware every service runs, in order: request id, auth
+  /// (with `verifier`), metrics, access log.
+  public init(verifier: any TokenVerifier, metrics: MetricsRegistry, logger: Logger) {
+    self.init(
+      middleware: [
+        RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
+        MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
+      ], logger: logger)
+  }
+
   // MARK: Building
 
   public mutating func add(_ route: Route) {

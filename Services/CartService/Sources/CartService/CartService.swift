@@ -67,15 +67,11 @@ public func buildCartService(
     if removed > 0 { logger.info("expired promo codes removed from carts", ["carts": "\(removed)"]) }
   }
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
-    _ = try await runBlocking { try store.purgeInbox(olderThan: clock.now().addingTimeInterval(-7 * 86_400)) }
+    _ = try await runBlocking { try store.purgeInbox() }
   }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
-  var router = Router(
-    middleware: [
-      RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
-      MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
-    ], logger: logger)
+  var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(CartController(store: store, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
   router.addOperationalRoutes(registry: metrics) {
     [

@@ -75,16 +75,21 @@ public func buildStockService(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"),
     queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogue.handle)
 
-  let sweeper = ReservationSweeper(
-    store: store, cache: cache, interval: .milliseconds(Int(configuration.reservationSweepInterval * 1000)),
-    logger: logger)
+  // Releases reservations whose order outcome never arrived.
+  let sweeper = PeriodicTask(
+    name: "reservation-sweeper", interval: .milliseconds(Int(configuration.reservationSweepInterval * 1000)),
+    logger: logger
+  ) {
+    let movements = try await runBlocking { try store.releaseExpired() }
+    cache.apply(movements)
+    if !movements.isEmpty { logger.info("expired reservations released", ["count": "\(movements.count)"]) }
+  }
+  let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
+    _ = try await runBlocking { try store.purgeInbox() }
+  }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
-  var router = Router(
-    middleware: [
-      RequestIDMiddleware(), AuthMiddleware(verifier: verifier, logger: logger),
-      MetricsMiddleware(registry: metrics), AccessLogMiddleware(logger: logger),
-    ], logger: logger)
+  var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(StockController(store: store, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
   router.addOperationalRoutes(registry: metrics) {
     [
@@ -99,7 +104,9 @@ public func buildStockService(
 
   return StockServiceApp(
     router: router, store: store, cache: cache, http: http,
-    services: [publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer, sweeper, http],
+    services: [
+      publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer, sweeper, inboxPurge, http,
+    ],
     metrics: metrics)
 }
 

@@ -107,6 +107,6 @@ extension CartError {
 extension StrictBody {
   /// Decodes a body strictly, answering CartService's errors.
   public static func decodeCartBody(from data: Data) throws(CartError) -> Self {
-    do { return try StrictJSON.decode(Self.self, from: data) } catch { throw CartError(error) }
+    try decode(from: data, mappingErrors: CartError.init)
   }
 }

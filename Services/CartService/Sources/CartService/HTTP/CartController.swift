@@ -238,21 +238,14 @@ struct CartController: Sendable {
   }
 
   static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
-    try requireJSON(request)
+    try request.requireJSONBody()
     do { return try T.decodeCartBody(from: Data(request.body)) } catch { throw http(error) }
   }
 
   /// The quantity body read the fast way (after the content type check), or nil.
   static func fastQuantity(_ request: HTTPRequest) throws -> QuantityBody? {
-    try requireJSON(request)
+    try request.requireJSONBody()
     return QuantityBody.fast(request.body)
-  }
-
-  static func requireJSON(_ request: HTTPRequest) throws {
-    let contentType = request.headers["Content-Type"]?.lowercased() ?? ""
-    guard contentType.hasPrefix("application/json") || contentType.contains("+json") else {
-      throw HTTPError.unsupportedMediaType(detail: "send the body as application/json")
-    }
   }
 
   /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A

@@ -774,9 +774,11 @@ extension CartView {
 }
 
 extension CartStore {
-  /// Forgets inbox entries processed before `date`.
-  public func purgeInbox(olderThan date: Date) throws -> Int {
-    try write { db in try Inbox.purge(olderThan: date, in: db) }
+  /// Forgets inbox entries processed more than `retention` ago (longer than the broker could
+  /// redeliver them), as StockStore does.
+  public func purgeInbox(retention: TimeInterval = 7 * 86_400) throws -> Int {
+    let cutoff = clock.now().addingTimeInterval(-retention)
+    return try database.write { db in try Inbox.purge(olderThan: cutoff, in: db) }
   }
 }
 

@@ -169,6 +169,6 @@ extension DomainError {
 extension StrictBody {
   /// Decodes a body strictly, answering StockService's errors.
   public static func decodeStrict(from data: Data) throws(DomainError) -> Self {
-    do { return try StrictJSON.decode(Self.self, from: data) } catch { throw DomainError(error) }
+    try decode(from: data, mappingErrors: DomainError.init)
   }
 }

@@ -20,10 +20,7 @@ extension HTTPRequest {
   /// Decodes a JSON body strictly (wrong types and, where the body says so, unknown fields are
   /// errors). Not JSON → 415; malformed → 400; invalid → 422.
   func decodeStrict<T: StrictBody>(_ type: T.Type) throws(HTTPError) -> T {
-    let contentType = headers["Content-Type"]?.lowercased() ?? ""
-    guard contentType.hasPrefix("application/json") || contentType.contains("+json") else {
-      throw HTTPError.unsupportedMediaType(detail: "send the body as application/json")
-    }
+    try requireJSONBody()
     do {
       return try T.decodeStrict(from: Data(body))
     } catch {
