@@ -4,6 +4,8 @@ import Foundation
 public protocol StrictBody: Decodable, Sendable {
   /// Every top-level key the body may contain.
   static var allowedKeys: Set<String> { get }
+  /// See the extension: nil unless the type has a fast path.
+  static func fast(_ body: [UInt8]) -> Self?
 }
 
 /// Why a client's JSON body was refused, before any rule of the service looked at it.
@@ -19,6 +21,10 @@ public enum BodyError: Error, Sendable {
 }
 
 extension StrictBody {
+  /// A body read without a JSON parser when it has the one common shape a hot path sees; nil
+  /// (the default) sends it through `StrictJSON`, which also explains what is wrong.
+  public static func fast(_ body: [UInt8]) -> Self? { nil }
+
   /// Decodes a body strictly, answering in the caller's own error type.
   public static func decode<E: Error>(from data: Data, mappingErrors map: (BodyError) -> E) throws(E) -> Self
   {

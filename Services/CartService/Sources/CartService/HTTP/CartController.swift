@@ -152,7 +152,7 @@ struct CartController: Sendable {
     let sku = try request.pathParameter("sku")
     guard Identifier.isValid(sku) else { throw http(.unknownProduct(sku)) }
     let seen = try seenVersion(request)
-    let body = try fastQuantity(request) ?? decode(QuantityBody.self, request)
+    let body = try decode(QuantityBody.self, request)
     let correlation = request.requestID
     return (
       hub,
@@ -239,13 +239,8 @@ struct CartController: Sendable {
 
   static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
     try request.requireJSONBody()
+    if let body = T.fast(request.body) { return body }
     do { return try T.decodeCartBody(from: Data(request.body)) } catch { throw http(error) }
-  }
-
-  /// The quantity body read the fast way (after the content type check), or nil.
-  static func fastQuantity(_ request: HTTPRequest) throws -> QuantityBody? {
-    try request.requireJSONBody()
-    return QuantityBody.fast(request.body)
   }
 
   /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A
