@@ -9,6 +9,7 @@ let package = Package(
   products: [
     .executable(name: "stock-service", targets: ["stock-service"]),
     .executable(name: "cart-service", targets: ["cart-service"]),
+    .executable(name: "order-service", targets: ["order-service"]),
     .executable(name: "grocer-token", targets: ["grocer-token"]),
   ],
   targets: [
@@ -60,6 +61,17 @@ let package = Package(
       name: "cart-service", dependencies: ["CartService", "GrocerCore"],
       path: "Services/CartService/Sources/cart-service"),
 
+    // OrderService.
+    .target(
+      name: "OrderService",
+      dependencies: [
+        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+      ],
+      path: "Services/OrderService/Sources/OrderService"),
+    .executableTarget(
+      name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth"],
+      path: "Services/OrderService/Sources/order-service"),
+
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
@@ -90,6 +102,13 @@ let package = Package(
         "GrocerTestSupport",
       ],
       path: "Tests/CartServiceTests"),
+    .testTarget(
+      name: "OrderServiceTests",
+      dependencies: [
+        "OrderService", "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport",
+      ],
+      path: "Tests/OrderServiceTests"),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -32,7 +32,7 @@ export GROCER_LOG_LEVEL="${GROCER_LOG_LEVEL:-info}"
 SERVICES=(
   "stock-service $STOCK_PORT stock load-demo"
   "cart-service $CART_PORT cart load-demo"
-  # "order-service $ORDER_PORT order -"
+  "order-service $ORDER_PORT order -"
   # "tracking-service $TRACKING_PORT tracking -"
   # "notify-gateway $NOTIFY_PORT notify -"
 )

@@ -1,0 +1,213 @@
+import Foundation
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import Synchronization
+
+/// OrderService's HTTP API: placing an order exactly once, reading it back by id or by key, and
+/// the payment provider's callback.
+struct OrderController: Sendable {
+  let store: OrderStore
+  let saga: CheckoutSaga
+  let payments: any PaymentProvider
+  let webhook: WebhookSignature
+  let clock: any WallClock
+  /// How long `POST /v1/orders` waits for the saga before answering 202 `pending`.
+  let requestDeadline: Duration
+
+  var routes: [Route] {
+    [
+      Route("POST", "/v1/orders", auth: .required, .async(place)),
+      Route("GET", "/v1/orders", auth: .required, .async(findByKey)),
+      Route("GET", "/v1/orders/{id}", auth: .required, .async(getOrder)),
+      // The provider signs its callbacks (`Grocer-Signature`); no user token.
+      Route("POST", "/v1/payments/{paymentId}/events", .async(paymentEvent)),
+    ]
+  }
+
+  // MARK: - POST /v1/orders
+
+  @Sendable func place(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let user = try Self.user(request)
+    let key: String
+    let body: PlaceOrderBody
+    let method: PaymentMethod
+    do {
+      key = try IdempotencyKey.validate(request.headers[IdempotencyKey.header])
+      try request.requireJSONBody()
+      body = try PlaceOrderBody.decode(from: Data(request.body), mappingErrors: OrderError.init)
+      method = try body.validate()
+    } catch let error as OrderError {
+      throw Self.http(error)
+    }
+    let store = self.store
+    let correlation = request.requestID
+    let begin = try await Self.storage {
+      try await store.database.onWriterQueue {
+        try store.begin(user: user, key: key, body: body, method: method, correlationID: correlation)
+      }
+    }
+    switch begin {
+    case .replay(let reply):
+      return Self.response(reply, replayed: true)
+    case .inProgress:
+      throw Self.http(.inProgress)
+    case .keyReused:
+      throw Self.http(.keyReused)
+    case .started(let orderId):
+      let saga = self.saga
+      // The saga goes on in its own task whatever happens to this request.
+      let outcome = await Self.atMost(requestDeadline) { await saga.drive(orderId) }
+      switch outcome {
+      case .answered(let reply)?: return Self.response(reply, replayed: false)
+      case .unavailable(let error)?: throw Self.http(error)
+      case .pending?, nil: return Self.response(.pending(orderId: orderId), replayed: false)
+      }
+    }
+  }
+
+  // MARK: - Reading
+
+  @Sendable func findByKey(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let user = try Self.user(request)
+    guard let key = request.query["idempotencyKey"], !key.isEmpty else {
+      throw HTTPError.badRequest(
+        code: "idempotencyKeyRequired",
+        detail: "ask with `?idempotencyKey=` (the key the order was sent with)")
+    }
+    let store = self.store
+    guard
+      let found = try await Self.storage({ try await runBlocking { try store.lookup(user: user, key: key) } })
+    else {
+      throw HTTPError.notFound(
+        code: "orderNotFound", detail: "no order was received with this key; send it again with the same key")
+    }
+    return try HTTPResponse.json(
+      value: ["orderId": JSONValue.string(found.orderId), "status": .string(found.status.rawValue)],
+      headers: ["Cache-Control": "private, no-store"])
+  }
+
+  @Sendable func getOrder(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let user = try Self.user(request)
+    let id = try request.pathParameter("id")
+    let store = self.store
+    guard let order = try await Self.storage({ try await runBlocking { try store.order(id, user: user) } })
+    else {
+      throw Self.http(.orderNotFound(id))
+    }
+    return try HTTPResponse.json(value: order.view, headers: ["Cache-Control": "private, no-store"])
+  }
+
+  // MARK: - The provider's callback
+
+  /// `POST /v1/payments/{paymentId}/events` `{ "type": "payment.succeeded" | "payment.failed",
+  /// "message"? }`, signed. Answers `{ orderId, status }` once the verdict is applied.
+  struct EventBody: StrictBody {
+    static let allowedKeys: Set<String> = ["type", "message"]
+    var type: String
+    var message: String?
+  }
+
+  @Sendable func paymentEvent(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard webhook.isValid(request.headers[WebhookSignature.header], body: request.body, now: clock.now())
+    else {
+      throw HTTPError(
+        status: 401, code: "invalidSignature",
+        detail: "the callback's `\(WebhookSignature.header)` is missing, wrong or too old")
+    }
+    let paymentId = try request.pathParameter("paymentId")
+    let body: EventBody
+    do {
+      try request.requireJSONBody()
+      body = try EventBody.decode(from: Data(request.body), mappingErrors: OrderError.init)
+    } catch let error as OrderError {
+      throw Self.http(error)
+    }
+    guard let kind = PaymentEvent.Kind(rawValue: body.type) else {
+      throw HTTPError.unprocessable(
+        code: "unknownEventType", detail: "`type` must be payment.succeeded or payment.failed")
+    }
+    let store = self.store
+    guard
+      let orderId = try await Self.storage({
+        try await runBlocking { try store.orderId(paymentId: paymentId) }
+      })
+    else {
+      throw HTTPError.notFound(code: "paymentNotFound", detail: "no order has the payment \(paymentId)")
+    }
+    do {
+      _ = try await payments.settle(PaymentEvent(paymentId: paymentId, kind: kind, message: body.message))
+    } catch {
+      throw HTTPError.serviceUnavailable(retryAfter: 5, detail: "the payment provider did not answer")
+    }
+    _ = await saga.drive(orderId)
+    guard let order = try await Self.storage({ try await runBlocking { try store.order(orderId) } }) else {
+      throw Self.http(.orderNotFound(orderId))
+    }
+    return try HTTPResponse.json(
+      value: ["orderId": JSONValue.string(orderId), "status": .string(order.status.rawValue)])
+  }
+
+  // MARK: - Helpers
+
+  static func user(_ request: HTTPRequest) throws -> String {
+    guard let principal = request.principal else { throw HTTPError.unauthorized() }
+    return principal.subject
+  }
+
+  static func response(_ reply: OrderReply, replayed: Bool) -> HTTPResponse {
+    var headers: HTTPHeaders = ["Content-Type": reply.contentType, "Cache-Control": "private, no-store"]
+    if replayed { headers.add("Idempotent-Replayed", "true") }
+    return HTTPResponse(status: reply.status, headers: headers, body: reply.body)
+  }
+
+  static func http(_ error: OrderError) -> HTTPError {
+    switch error.kind {
+    case .malformed: .badRequest(code: error.code, detail: error.detail)
+    case .invalid: .unprocessable(code: error.code, detail: error.detail)
+    case .notFound: .notFound(code: error.code, detail: error.detail)
+    case .inProgress:
+      HTTPError(status: 409, code: error.code, detail: error.detail, headers: ["Retry-After": "1"])
+    case .unavailable:
+      HTTPError(status: 503, code: error.code, detail: error.detail, headers: ["Retry-After": "2"])
+    case .unauthenticated: HTTPError(status: 401, code: error.code, detail: error.detail)
+    }
+  }
+
+  /// Storage trouble is a 503 with `Retry-After`, never a 500.
+  static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let error as HTTPError { throw error } catch {
+      throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the order database is busy; ask again")
+    }
+  }
+
+  /// `work`'s value if it comes within `limit`, else nil (`work` goes on regardless).
+  static func atMost<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async -> T) async -> T? {
+    let answer = FirstAnswer<T?>()
+    return await withCheckedContinuation { continuation in
+      answer.wait(continuation)
+      let timer = Task {
+        try? await Task.sleep(for: limit)
+        answer.give(nil)
+      }
+      Task {
+        answer.give(await work())
+        timer.cancel()
+      }
+    }
+  }
+}
+
+/// A continuation resumed by whichever answer comes first; later ones are dropped.
+final class FirstAnswer<T: Sendable>: Sendable {
+  private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
+
+  func wait(_ continuation: CheckedContinuation<T, Never>) {
+    self.continuation.withLock { $0 = continuation }
+  }
+
+  func give(_ value: T) {
+    continuation.withLock { $0.take() }?.resume(returning: value)
+  }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// A wired OrderService: its HTTP responder (for in-process tests) and the long-running parts in
+/// start order (for `ServiceGroup`).
+public struct OrderServiceApp: Sendable {
+  public let router: Router
+  public let store: OrderStore
+  public let saga: CheckoutSaga
+  public let payments: any PaymentProvider
+  public let http: HTTPServer
+  /// Relay, broker connections, recovery and HTTP, in the order they start.
+  public let services: [any LifecycleService]
+  public let metrics: MetricsRegistry
+
+  /// Runs until SIGTERM/SIGINT, then drains HTTP, recovery and the relay, in reverse order.
+  public func run(logger: Logger) async throws {
+    try await ServiceGroup(services: services, logger: logger).run()
+  }
+}
+
+/// The composition root: builds every part of OrderService from its configuration.
+///
+/// Tests call it with a temporary data directory, a manual clock and sequential ids; `payments`
+/// replaces the built-in simulator (a real provider's adapter goes there).
+public func buildOrderService(
+  configuration: OrderServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry(),
+  payments: (any PaymentProvider)? = nil
+) throws -> OrderServiceApp {
+  // Money and idempotency: every commit is on disk before anyone is answered.
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: OrderSchema.migrations, durability: .full, logger: logger)
+  let store = OrderStore(database: database, clock: clock, ids: ids, keyRetention: configuration.keyRetention)
+  let provider =
+    try payments
+    ?? SimulatedPaymentProvider(
+      path: configuration.simulatorDatabasePath, clock: clock, ids: RandomIDs(),
+      hang: configuration.simulatorHang,
+      logger: logger)
+
+  let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  let publisher = AMQPPublisher(
+    configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
+  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
+  let rpcClient = AMQPRPCClient(
+    configuration: amqp.named("\(configuration.serviceName)-checkout"), logger: logger,
+    name: "checkout-client")
+  let clients = BrokerCheckoutClients(
+    client: rpcClient, cartQueue: configuration.cartCheckoutQueue,
+    reservationQueue: configuration.reservationQueue,
+    timeout: .milliseconds(Int(configuration.remoteTimeout * 1000)))
+
+  let saga = CheckoutSaga(
+    store: store, clients: clients, payments: provider, clock: clock, logger: logger,
+    paymentTimeout: .milliseconds(Int(configuration.paymentTimeout * 1000)),
+    actionTimeout: configuration.actionTimeout, paymentGiveUp: configuration.paymentGiveUp,
+    fault: configuration.fault)
+  let recovery = PeriodicTask(
+    name: "checkout-recovery", interval: .milliseconds(Int(configuration.recoveryInterval * 1000)),
+    logger: logger
+  ) {
+    try await saga.recover()
+  }
+  let keyPurge = PeriodicTask(name: "idempotency-key-purge", interval: .seconds(600), logger: logger) {
+    let removed = try await database.onWriterQueue { try store.purgeExpiredKeys() }
+    if removed > 0 { logger.info("expired idempotency keys purged", ["keys": "\(removed)"]) }
+  }
+
+  let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
+  var router = Router(verifier: verifier, metrics: metrics, logger: logger)
+  router.add(
+    OrderController(
+      store: store, saga: saga, payments: provider,
+      webhook: WebhookSignature(secret: configuration.webhookSecret), clock: clock,
+      requestDeadline: .milliseconds(Int(configuration.requestDeadline * 1000))
+    ).routes)
+  router.addOperationalRoutes(registry: metrics) {
+    [
+      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "broker": publisher.isConnected && rpcClient.isConnected,
+    ]
+  }
+  let http = HTTPServer(
+    configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8083),
+    responder: router, logger: logger)
+
+  return OrderServiceApp(
+    router: router, store: store, saga: saga, payments: provider, http: http,
+    services: [publisher, relay, rpcClient, recovery, keyPurge, http], metrics: metrics)
+}
