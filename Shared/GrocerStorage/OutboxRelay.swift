@@ -50,7 +50,7 @@ public final class OutboxRelay: LifecycleService {
     idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 60, logger: Logger,
     metrics: MetricsRegistry
   ) {
-    self.lease = OutboxLease(owner: RandomIDs().next(), duration: leaseDuration)
+    self.lease = OutboxLease(owner: OutboxLease.processOwner(), duration: leaseDuration)
     self.database = database
     self.publisher = publisher
     self.batchSize = max(1, batchSize)

@@ -54,4 +54,29 @@ import Testing
     try database.write { try b.release(in: $0) }
     #expect(try database.write { try a.acquire(at: start + 18, in: $0) })
   }
+
+  @Test func aLeaseOfAProcessThatDiedOnThisHostIsTakenAtOnce() throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open()
+    let host = ProcessInfo.processInfo.hostName
+    // A pid far above any the kernel hands out names a process that surely does not exist.
+    let dead = OutboxLease(owner: "\(host)/2147483000/x", duration: 60)
+    let alive = OutboxLease(owner: "\(host)/1/y", duration: 60)
+    let elsewhere = OutboxLease(owner: "another-host/2147483000/z", duration: 60)
+    let me = OutboxLease(owner: OutboxLease.processOwner(), duration: 60)
+    let start = Date(timeIntervalSince1970: 1_790_000_000)
+
+    #expect(try database.write { try dead.acquire(at: start, in: $0) })
+    #expect(try database.read { try me.heldByAnother(at: start + 1, in: $0) } == false)
+    #expect(try database.write { try me.acquire(at: start + 1, in: $0) })
+
+    // A live process (pid 1) and a process on another host keep their leases until they expire.
+    for holder in [alive, elsewhere] {
+      try database.write { try me.release(in: $0) }
+      #expect(try database.write { try holder.acquire(at: start + 2, in: $0) })
+      #expect(try database.write { try me.acquire(at: start + 3, in: $0) } == false)
+      try database.write { try holder.release(in: $0) }
+    }
+  }
 }

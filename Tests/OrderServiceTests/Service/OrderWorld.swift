@@ -102,12 +102,14 @@ final class OrderWorld: Sendable {
   var simulator: SimulatedPaymentProvider { order.payments as! SimulatedPaymentProvider }
 
   /// Starts the three services (no sockets), makes the hub and waits until the cart knows it.
-  func start() async throws {
+  /// With `order: false`, OrderService's in-process parts stay idle (a test runs the
+  /// executable instead).
+  func start(order startOrder: Bool = true) async throws {
     try TestBroker.ensureRunning()
-    for app in [stock.services, cart.services, order.services] {
+    for app in [stock.services, cart.services] + (startOrder ? [order.services] : []) {
       for service in app where !(service is HTTPServer) { try await service.start() }
     }
-    for client in [stockClient, cartClient, orderClient] {
+    for client in [stockClient, cartClient] + (startOrder ? [orderClient] : []) {
       let ready = await eventually(timeout: .seconds(20)) { await client.get("/health/ready").status == 200 }
       try #require(ready, "a service did not become ready")
     }
