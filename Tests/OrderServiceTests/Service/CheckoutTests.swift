@@ -1,4 +1,5 @@
 import Foundation
+import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
@@ -294,6 +295,22 @@ import Testing
         key: "k-hang", version: cart.version, token: SimulatedPaymentProvider.timeoutToken)
       #expect(replay.status == 201)
       #expect(replay.headers["Idempotent-Replayed"] == "true")
+    }
+  }
+
+  @Test func aCartServiceThatStoppedAnsweringIs503WithTheKeyFree() async throws {
+    try await OrderWorld.with(configure: { $0.remoteTimeout = 0.5 }) { world in
+      let cart = try await world.put("p1", 2)
+      let responder = try #require(world.cart.services.first { $0 is AMQPRPCServer })
+      await responder.shutdown()
+      let response = await world.placeOrder(key: "k-cart-down", version: cart.version)
+      #expect(response.status == 503, "\(response.bodyString)")
+      #expect(response.headers["Retry-After"] != nil)
+      #expect(
+        await world.orderClient.get("/v1/orders?idempotencyKey=k-cart-down", headers: world.customer()).status
+          == 404)
+      #expect(try world.charges().isEmpty)
+      #expect(try world.stockCounts("p1") == (20, 0))
     }
   }
 

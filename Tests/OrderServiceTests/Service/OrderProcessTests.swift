@@ -29,7 +29,8 @@ import Testing
       "GROCER_DATA_DIR": dataDirectory, "GROCER_HTTP_PORT": String(port), "GROCER_SERVICE_NAME": name,
       "GROCER_CART_CHECKOUT_QUEUE": world.orderConfiguration.cartCheckoutQueue,
       "GROCER_RESERVATION_QUEUE": world.orderConfiguration.reservationQueue,
-      "GROCER_JWT_SECRET": OrderWorld.secret, "GROCER_LOG_LEVEL": "warning", "GROCER_RECOVERY_INTERVAL": "0.2",
+      "GROCER_JWT_SECRET": OrderWorld.secret, "GROCER_LOG_LEVEL": "warning",
+      "GROCER_RECOVERY_INTERVAL": "0.2",
     ]
     try await withCleanup({ await world.stop() }) {
       let cart = try await world.put("p1", 3)
