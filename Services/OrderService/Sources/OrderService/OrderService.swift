@@ -59,7 +59,7 @@ public func buildOrderService(
     store: store, clients: clients, payments: provider, clock: clock, logger: logger,
     paymentTimeout: .milliseconds(Int(configuration.paymentTimeout * 1000)),
     actionTimeout: configuration.actionTimeout, paymentGiveUp: configuration.paymentGiveUp,
-    fault: configuration.fault)
+    fault: configuration.fault, metrics: metrics)
   let recovery = PeriodicTask(
     name: "checkout-recovery", interval: .milliseconds(Int(configuration.recoveryInterval * 1000)),
     logger: logger
@@ -91,5 +91,7 @@ public func buildOrderService(
 
   return OrderServiceApp(
     router: router, store: store, saga: saga, payments: provider, http: http,
-    services: [publisher, relay, rpcClient, recovery, keyPurge, http], metrics: metrics)
+    // Shut down in reverse: HTTP, the sweepers, then the drives under way, then the broker.
+    services: [publisher, relay, rpcClient, SagaDrain(saga: saga), recovery, keyPurge, http], metrics: metrics
+  )
 }

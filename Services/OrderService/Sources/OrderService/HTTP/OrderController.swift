@@ -141,7 +141,11 @@ struct OrderController: Sendable {
     } catch {
       throw HTTPError.serviceUnavailable(retryAfter: 5, detail: "the payment provider did not answer")
     }
-    _ = await saga.drive(orderId)
+    // A drive under way (one that had just heard "needs action") is joined; if it left the order
+    // waiting, one more drive reads the verdict now instead of at the next poll.
+    if case .answered(let reply) = await saga.drive(orderId), reply.status == 202 {
+      _ = await saga.drive(orderId)
+    }
     guard let order = try await Self.storage({ try await runBlocking { try store.order(orderId) } }) else {
       throw Self.http(.orderNotFound(orderId))
     }

@@ -48,12 +48,22 @@ public final class CheckoutSaga: Sendable {
   let paymentGiveUp: TimeInterval
   let fault: SagaFault?
   private let running = Mutex<[String: Task<SagaOutcome, Never>]>([:])
+  private let outcomes: [String: Counter]
 
   init(
     store: OrderStore, clients: any CheckoutClients, payments: any PaymentProvider, clock: any WallClock,
     logger: Logger, paymentTimeout: Duration, actionTimeout: TimeInterval, paymentGiveUp: TimeInterval,
-    fault: SagaFault? = nil
+    fault: SagaFault? = nil, metrics: MetricsRegistry = MetricsRegistry()
   ) {
+    outcomes = Dictionary(
+      uniqueKeysWithValues: ["confirmed", "declined", "needsAction", "rejected", "abandoned", "postponed"].map
+      {
+        (
+          $0,
+          metrics.counter(
+            "checkout_outcomes_total", help: "Checkout saga results by kind.", labels: [("outcome", $0)])
+        )
+      })
     self.store = store
     self.clients = clients
     self.payments = payments
@@ -111,6 +121,7 @@ public final class CheckoutSaga: Sendable {
         logger.warning(
           "checkout step failed; recovery carries it on", ["order.id": orderId, "error": "\(error)"])
         try? await write { try $0.postpone(orderId) }
+        count("postponed")
         return .pending(orderId: orderId)
       }
       switch next {
@@ -154,8 +165,7 @@ public final class CheckoutSaga: Sendable {
       if error.code == "unknownHub" {
         let answer = OrderReply.problem(
           status: 404, orderId: order.orderId, code: "unknownHub", detail: "there is no hub \(order.hub)")
-        try await write { try $0.reject(order.orderId, status: .rejected, reply: answer) }
-        return .stop(.answered(answer))
+        return try await reject(order, .rejected, answer)
       }
       return try await giveUp(order, compensate: false, reason: "cartUnavailable", "CartService: \(error)")
     }
@@ -164,13 +174,11 @@ public final class CheckoutSaga: Sendable {
     }
     if !reply.matches {
       let answer = OrderReply.cartChanged(orderId: order.orderId, cart: cart)
-      try await write { try $0.reject(order.orderId, status: .cartChanged, reply: answer) }
-      return .stop(.answered(answer))
+      return try await reject(order, .cartChanged, answer)
     }
     if cart.lines.isEmpty || cart.blocker != nil {
       let answer = OrderReply.blocked(orderId: order.orderId, cart: cart)
-      try await write { try $0.reject(order.orderId, status: .blocked, reply: answer) }
-      return .stop(.answered(answer))
+      return try await reject(order, .blocked, answer)
     }
     try await write { try $0.recordPriced(order.orderId, cart: cart) }
     return .again
@@ -222,15 +230,13 @@ public final class CheckoutSaga: Sendable {
           order, compensate: false, reason: "cartUnavailable", "CartService sent no cart")
       }
       let answer = OrderReply.cartChanged(orderId: order.orderId, cart: newCart)
-      try await write { try $0.reject(order.orderId, status: .cartChanged, reply: answer) }
-      return .stop(.answered(answer))
+      return try await reject(order, .cartChanged, answer)
     case .rejected:
       let error = reply.error ?? RemoteError(code: "reservationRejected", detail: "StockService refused")
       let answer = OrderReply.problem(
         status: 422, orderId: order.orderId, code: error.code,
         detail: "the hub cannot take this order: \(error.detail)")
-      try await write { try $0.reject(order.orderId, status: .rejected, reply: answer) }
-      return .stop(.answered(answer))
+      return try await reject(order, .rejected, answer)
     }
   }
 
@@ -312,12 +318,14 @@ public final class CheckoutSaga: Sendable {
     switch state {
     case .approved(let paymentId):
       let reply = try await write { try $0.confirm(order.orderId, paymentId: paymentId) }
+      count("confirmed")
       logger.info("order confirmed", ["order.id": order.orderId, "payment.id": paymentId])
       return .stop(.answered(reply))
     case .declined(let paymentId, let message):
       let reply = try await write {
         try $0.decline(order.orderId, paymentId: paymentId, reason: reason, message: message)
       }
+      count("declined")
       logger.info("order declined", ["order.id": order.orderId, "reason": reason])
       return .stop(.answered(reply))
     case .requiresAction(let paymentId, let action):
@@ -325,11 +333,20 @@ public final class CheckoutSaga: Sendable {
       let reply = try await write {
         try $0.recordNeedsAction(order.orderId, paymentId: paymentId, action: action, deadline: deadline)
       }
+      count("needsAction")
       return .stop(.answered(reply))
     case .processing:
       try await write { try $0.postpone(order.orderId) }
       return .stop(.pending(orderId: order.orderId))
     }
+  }
+
+  /// Ends the attempt without an order (nothing reserved, nothing charged): `answer` is the key's.
+  private func reject(_ order: OrderRecord, _ status: OrderStatus, _ answer: OrderReply) async throws -> Next
+  {
+    try await write { try $0.reject(order.orderId, status: status, reply: answer) }
+    count("rejected")
+    return .stop(.answered(answer))
   }
 
   private func giveUp(_ order: OrderRecord, compensate: Bool, reason: String, _ detail: String) async throws
@@ -338,8 +355,11 @@ public final class CheckoutSaga: Sendable {
     logger.warning(
       "checkout given up before any charge", ["order.id": order.orderId, "reason": reason, "detail": detail])
     try await write { try $0.abandon(order.orderId, compensate: compensate, reason: reason) }
+    count("abandoned")
     return .stop(.unavailable(.unavailable("\(detail); nothing was charged, send the same request again")))
   }
+
+  private func count(_ outcome: String) { outcomes[outcome]?.increment() }
 
   // MARK: - Storage
 
@@ -357,5 +377,28 @@ public final class CheckoutSaga: Sendable {
   private static func crash() -> Never {
     kill(getpid(), SIGKILL)
     fatalError("SIGKILL did not stop the process")
+  }
+}
+
+/// Lets checkout drives that are under way finish on shutdown (after HTTP stopped taking
+/// requests, before the broker and the relay go), for at most `grace`. One cut short is carried
+/// on by recovery at the next start, as after a crash.
+public final class SagaDrain: LifecycleService {
+  public let name = "checkout-drain"
+  private let saga: CheckoutSaga
+  private let grace: Duration
+
+  public init(saga: CheckoutSaga, grace: Duration = .seconds(10)) {
+    self.saga = saga
+    self.grace = grace
+  }
+
+  public func start() async throws {}
+
+  public func shutdown() async {
+    let deadline = ContinuousClock.now + grace
+    while saga.drivesInFlight > 0, ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(20))
+    }
   }
 }
