@@ -10,6 +10,7 @@ let package = Package(
     .executable(name: "stock-service", targets: ["stock-service"]),
     .executable(name: "cart-service", targets: ["cart-service"]),
     .executable(name: "order-service", targets: ["order-service"]),
+    .executable(name: "tracking-service", targets: ["tracking-service"]),
     .executable(name: "grocer-token", targets: ["grocer-token"]),
   ],
   targets: [
@@ -72,6 +73,17 @@ let package = Package(
       name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth"],
       path: "Services/OrderService/Sources/order-service"),
 
+    // TrackingService.
+    .target(
+      name: "TrackingService",
+      dependencies: [
+        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+      ],
+      path: "Services/TrackingService/Sources/TrackingService"),
+    .executableTarget(
+      name: "tracking-service", dependencies: ["TrackingService", "GrocerCore"],
+      path: "Services/TrackingService/Sources/tracking-service"),
+
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
@@ -109,6 +121,13 @@ let package = Package(
         "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport",
       ],
       path: "Tests/OrderServiceTests"),
+    .testTarget(
+      name: "TrackingServiceTests",
+      dependencies: [
+        "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "GrocerAuth", "GrocerTestSupport",
+      ],
+      path: "Tests/TrackingServiceTests"),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,42 @@
+import Foundation
+import GrocerAMQP
+import GrocerContracts
+import GrocerCore
+
+/// `order.confirmed` creates the order's tracking (once: the inbox and the order id both guard
+/// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that
+/// cannot be read is dead-lettered.
+struct OrderConfirmedHandler: Sendable {
+  let store: TrackingStore
+  let consumer: String
+  let logger: Logger
+
+  static let bindingKeys = [StockEventType.orderConfirmed]
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    let envelope: EventEnvelope
+    let order: OrderConfirmed
+    do {
+      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+      guard envelope.type == StockEventType.orderConfirmed else { return .ack }
+      order = try envelope.payload(as: OrderConfirmed.self)
+    } catch {
+      logger.warning(
+        "unreadable order.confirmed dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      return .reject
+    }
+    let (store, consumer) = (self.store, self.consumer)
+    do {
+      let created = try await store.database.onWriterQueue {
+        try store.create(
+          order, messageID: envelope.id, consumer: consumer, correlationID: envelope.correlationId)
+      }
+      if created { logger.info("tracking started", ["order.id": order.orderId, "hub": order.hub]) }
+      return .ack
+    } catch {
+      logger.error(
+        "order.confirmed failed; it will be redelivered", ["error": "\(error)", "order.id": order.orderId])
+      return .retry
+    }
+  }
+}

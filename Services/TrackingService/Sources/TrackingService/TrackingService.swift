@@ -1,0 +1,78 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// A wired TrackingService: its HTTP responder (for in-process tests) and the long-running parts
+/// in start order (for `ServiceGroup`).
+public struct TrackingServiceApp: Sendable {
+  public let router: Router
+  public let store: TrackingStore
+  public let http: HTTPServer
+  /// Relay, consumer, sweepers and HTTP, in the order they start.
+  public let services: [any LifecycleService]
+  public let metrics: MetricsRegistry
+
+  /// Runs until SIGTERM/SIGINT, then drains HTTP, the consumer and the relay, in reverse order.
+  public func run(logger: Logger) async throws {
+    try await ServiceGroup(services: services, logger: logger).run()
+  }
+}
+
+/// The composition root: builds every part of TrackingService from its configuration.
+public func buildTrackingService(
+  configuration: TrackingServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry(), eta: ETAModel = ETAModel()
+) throws -> TrackingServiceApp {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
+  let store = TrackingStore(database: database, clock: clock, ids: ids, eta: eta)
+
+  let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  let publisher = AMQPPublisher(
+    configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
+  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
+  let handler = OrderConfirmedHandler(store: store, consumer: configuration.serviceName, logger: logger)
+  let consumer = AMQPConsumer(
+    configuration: amqp.named("\(configuration.serviceName)-events"),
+    queue: QueueSpec(
+      name: configuration.serviceName, bindingKeys: OrderConfirmedHandler.bindingKeys,
+      kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
+    logger: logger, metrics: metrics, handler: handler.handle)
+
+  let etaSweep = PeriodicTask(
+    name: "eta-sweep", interval: .milliseconds(Int(configuration.etaSweepInterval * 1000)), logger: logger
+  ) {
+    _ = try await database.onWriterQueue { try store.refreshLateETAs() }
+  }
+  let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
+    _ = try await database.onWriterQueue {
+      try database.write { try Inbox.purge(olderThan: clock.now() - 7 * 86_400, in: $0) }
+    }
+  }
+
+  let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
+  var router = Router(verifier: verifier, metrics: metrics, logger: logger)
+  router.add(
+    TrackingController(
+      store: store, clock: clock, finishedRetention: configuration.finishedRetention,
+      clockSkew: configuration.clockSkew
+    ).routes)
+  router.addOperationalRoutes(registry: metrics) {
+    [
+      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "broker": publisher.isConnected && consumer.isConnected,
+    ]
+  }
+  let http = HTTPServer(
+    configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8084),
+    responder: router, logger: logger)
+
+  return TrackingServiceApp(
+    router: router, store: store, http: http,
+    services: [publisher, relay, consumer, etaSweep, inboxPurge, http],
+    metrics: metrics)
+}
