@@ -1,10 +1,12 @@
 import Foundation
 
 /// Signs and checks callbacks from the payment provider:
-/// `Grocer-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
+/// `Grocer-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<resource>.<body>")>`,
+/// where `resource` is what the callback is about (the payment id of its path).
 ///
-/// The timestamp is inside the signed text, so a captured callback cannot be replayed once it is
-/// older than the tolerance; the tag is compared in constant time.
+/// The time is inside the signed text, so a captured callback cannot be replayed once it is
+/// older than the tolerance; so is the resource, so a callback signed for one payment is worth
+/// nothing against another. The tag is compared in constant time.
 public struct WebhookSignature: Sendable {
   public static let header = "Grocer-Signature"
 
@@ -22,14 +24,15 @@ public struct WebhookSignature: Sendable {
     self.tolerance = tolerance
   }
 
-  /// The header value for `body` signed at `time`.
-  public func sign(_ body: [UInt8], at time: Date) -> String {
+  /// The header value for `body` about `resource`, signed at `time`.
+  public func sign(_ body: [UInt8], for resource: String, at time: Date) -> String {
     let seconds = Int64(time.timeIntervalSince1970.rounded(.down))
-    return "t=\(seconds),v1=" + Hex.encode(tag(body, seconds: seconds))
+    return "t=\(seconds),v1=" + Hex.encode(tag(body, resource: resource, seconds: seconds))
   }
 
-  /// Whether `header` is a valid signature of `body`, made within the tolerance of `now`.
-  public func isValid(_ header: String?, body: [UInt8], now: Date) -> Bool {
+  /// Whether `header` is a valid signature of `body` about `resource`, made within the
+  /// tolerance of `now`.
+  public func isValid(_ header: String?, body: [UInt8], for resource: String, now: Date) -> Bool {
     guard let header else { return false }
     var seconds: Int64?
     var presented: [[UInt8]] = []
@@ -43,13 +46,13 @@ public struct WebhookSignature: Sendable {
       }
     }
     guard let seconds, abs(now.timeIntervalSince1970 - Double(seconds)) <= tolerance else { return false }
-    let expected = tag(body, seconds: seconds)
+    let expected = tag(body, resource: resource, seconds: seconds)
     return presented.contains { candidate in
       candidate.withUnsafeBytes { HMACSHA256.tagsMatch(expected, $0) }
     }
   }
 
-  private func tag(_ body: [UInt8], seconds: Int64) -> [UInt8] {
-    mac.authenticationCode(for: Array("\(seconds).".utf8) + body)
+  private func tag(_ body: [UInt8], resource: String, seconds: Int64) -> [UInt8] {
+    mac.authenticationCode(for: Array("\(seconds).\(resource).".utf8) + body)
   }
 }

@@ -116,17 +116,23 @@ import Testing
     let signer = WebhookSignature(secret: "s3cret", tolerance: 300)
     let body = Array(#"{"type":"payment.succeeded"}"#.utf8)
     let now = Date(timeIntervalSince1970: 1_790_000_000)
-    let header = signer.sign(body, at: now)
+    let header = signer.sign(body, for: "pay_1", at: now)
     #expect(header.hasPrefix("t=1790000000,v1="))
-    #expect(signer.isValid(header, body: body, now: now))
-    #expect(signer.isValid(header, body: body, now: now + 299))
-    #expect(!signer.isValid(header, body: body, now: now + 301), "too old: a replayed callback")
-    #expect(!signer.isValid(header, body: body + [0x20], now: now), "another body")
-    #expect(!WebhookSignature(secret: "other").isValid(header, body: body, now: now), "another key")
-    #expect(!signer.isValid(nil, body: body, now: now))
-    #expect(!signer.isValid("v1=" + header.split(separator: "=").last!, body: body, now: now), "no time")
-    #expect(!signer.isValid("t=1790000000,v1=zz", body: body, now: now))
+    #expect(signer.isValid(header, body: body, for: "pay_1", now: now))
+    #expect(signer.isValid(header, body: body, for: "pay_1", now: now + 299))
+    #expect(!signer.isValid(header, body: body, for: "pay_1", now: now + 301), "too old: a replayed callback")
+    #expect(!signer.isValid(header, body: body + [0x20], for: "pay_1", now: now), "another body")
+    #expect(
+      !WebhookSignature(secret: "other").isValid(header, body: body, for: "pay_1", now: now), "another key")
+    #expect(!signer.isValid(nil, body: body, for: "pay_1", now: now))
+    #expect(
+      !signer.isValid("v1=" + header.split(separator: "=").last!, body: body, for: "pay_1", now: now),
+      "no time")
+    #expect(!signer.isValid("t=1790000000,v1=zz", body: body, for: "pay_1", now: now))
+    #expect(!signer.isValid(header, body: body, for: "pay_2", now: now), "signed for another payment")
     // Several v1 tags (a key being rotated): one matching is enough.
-    #expect(signer.isValid("t=1790000000,v1=00," + header.split(separator: ",")[1], body: body, now: now))
+    #expect(
+      signer.isValid(
+        "t=1790000000,v1=00," + header.split(separator: ",")[1], body: body, for: "pay_1", now: now))
   }
 }

@@ -37,7 +37,7 @@ import Testing
 
     // The provider's genuine callback for payment A…
     let body = #"{"type":"payment.succeeded"}"#
-    let header = world.signer.sign(Array(body.utf8), at: world.clock.now())
+    let header = world.signer.sign(Array(body.utf8), for: paymentA, at: world.clock.now())
     #expect(await world.callback(paymentA, body: body, header: header).status == 200)
     // …replayed against payment B must not be accepted.
     let replayed = await world.callback(paymentB, body: body, header: header)

@@ -75,7 +75,7 @@ struct ReviewHarness {
 
   /// The provider's signed callback for `paymentId`, exactly as the provider would send it.
   func callback(_ paymentId: String, body: String, header: String? = nil) async -> HTTPResponse {
-    let header = header ?? signer.sign(Array(body.utf8), at: clock.now())
+    let header = header ?? signer.sign(Array(body.utf8), for: paymentId, at: clock.now())
     return await client.send(
       "POST", "/v1/payments/\(paymentId)/events",
       headers: ["Content-Type": "application/json", WebhookSignature.header: header], body: body)

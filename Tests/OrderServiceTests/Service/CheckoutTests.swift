@@ -353,7 +353,7 @@ extension OrderWorld {
   /// The provider's callback, signed as the provider signs it.
   func paymentCallback(_ paymentId: String, _ body: String) async -> HTTPResponse {
     let signature = WebhookSignature(secret: orderConfiguration.webhookSecret).sign(
-      Array(body.utf8), at: clock.now())
+      Array(body.utf8), for: paymentId, at: clock.now())
     return await orderClient.send(
       "POST", "/v1/payments/\(paymentId)/events",
       headers: ["Content-Type": "application/json", WebhookSignature.header: signature], body: body)

@@ -222,7 +222,9 @@ final class ScriptedClients: CheckoutClients {
     let signer = WebhookSignature(secret: "hook")
     func send(_ body: String, signed: Bool = true, type: String = "application/json") async -> HTTPResponse {
       var headers = ["Content-Type": type]
-      if signed { headers[WebhookSignature.header] = signer.sign(Array(body.utf8), at: clock.now()) }
+      if signed {
+        headers[WebhookSignature.header] = signer.sign(Array(body.utf8), for: "pay_x", at: clock.now())
+      }
       return await client.send("POST", "/v1/payments/pay_x/events", headers: headers, body: body)
     }
     #expect(await send(#"{"type":"payment.succeeded"}"#, signed: false).status == 401)

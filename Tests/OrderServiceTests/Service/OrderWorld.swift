@@ -34,10 +34,12 @@ final class OrderWorld: Sendable {
   let orderConfiguration: OrderServiceConfiguration
   let names: [String]
 
+  /// - Parameter clock: shared by the three services; a test that runs `order-service` as a
+  ///   process (on the real clock) starts it at the real time.
   init(
-    configure: (inout OrderServiceConfiguration) -> Void = { _ in }, payments: (any PaymentProvider)? = nil
+    clock: ManualClock = ManualClock(), configure: (inout OrderServiceConfiguration) -> Void = { _ in },
+    payments: (any PaymentProvider)? = nil
   ) throws {
-    let clock = ManualClock()
     self.clock = clock
     let unique = UUID().uuidString.prefix(8).lowercased()
     self.unique = String(unique)

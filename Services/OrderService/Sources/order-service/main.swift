@@ -3,7 +3,7 @@ import GrocerAuth
 import GrocerCore
 import OrderService
 
-/// `order-service` runs the service; `order-service sign-payment-event <body>` prints the
+/// `order-service` runs the service; `order-service sign-payment-event <paymentId> <body>` prints the
 /// `Grocer-Signature` header a payment callback with that body needs (for trying 3-D Secure
 /// locally with curl). Both read GROCER_DATA_DIR, GROCER_AMQP_URL, GROCER_HTTP_PORT,
 /// GROCER_JWT_SECRET, GROCER_PAYMENT_WEBHOOK_SECRET, … (see README.md).
@@ -23,11 +23,12 @@ case nil, "serve":
     logger.error("order-service failed", ["error": "\(error)"])
     exit(1)
   }
-case "sign-payment-event" where arguments.count == 2:
+case "sign-payment-event" where arguments.count == 3:
   let signature = WebhookSignature(secret: configuration.webhookSecret)
-  print("\(WebhookSignature.header): " + signature.sign(Array(arguments[1].utf8), at: Date()))
+  print(
+    "\(WebhookSignature.header): " + signature.sign(Array(arguments[2].utf8), for: arguments[1], at: Date()))
 default:
   FileHandle.standardError.write(
-    Data("usage: order-service [serve | sign-payment-event '<json body>']\n".utf8))
+    Data("usage: order-service [serve | sign-payment-event <paymentId> '<json body>']\n".utf8))
   exit(2)
 }

@@ -56,6 +56,8 @@ public struct OrderRecord: Sendable, Hashable {
   public var step: SagaStep
   public var status: OrderStatus
   public var cart: CartView?
+  /// Until when StockService holds the lines (nil before the reservation).
+  public var reservationExpiresAt: Date?
   public var paymentId: String?
   public var action: PaymentAction?
   public var message: String?

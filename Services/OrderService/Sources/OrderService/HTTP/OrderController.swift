@@ -110,13 +110,16 @@ struct OrderController: Sendable {
   }
 
   @Sendable func paymentEvent(_ request: HTTPRequest) async throws -> HTTPResponse {
-    guard webhook.isValid(request.headers[WebhookSignature.header], body: request.body, now: clock.now())
+    let paymentId = try request.pathParameter("paymentId")
+    guard
+      webhook.isValid(
+        request.headers[WebhookSignature.header], body: request.body, for: paymentId, now: clock.now())
     else {
       throw HTTPError(
         status: 401, code: "invalidSignature",
-        detail: "the callback's `\(WebhookSignature.header)` is missing, wrong or too old")
+        detail:
+          "the callback's `\(WebhookSignature.header)` is missing, wrong, too old or for another payment")
     }
-    let paymentId = try request.pathParameter("paymentId")
     let body: EventBody
     do {
       try request.requireJSONBody()
@@ -128,18 +131,27 @@ struct OrderController: Sendable {
       throw HTTPError.unprocessable(
         code: "unknownEventType", detail: "`type` must be payment.succeeded or payment.failed")
     }
+    // The verdict is recorded at the provider first, so it is never lost, even when it overtakes
+    // the provider's answer to our charge (the order does not name the payment yet).
+    let settled: PaymentState?
+    do {
+      settled = try await payments.settle(
+        PaymentEvent(paymentId: paymentId, kind: kind, message: body.message))
+    } catch {
+      throw HTTPError.serviceUnavailable(retryAfter: 5, detail: "the payment provider did not answer")
+    }
+    guard settled != nil else {
+      throw HTTPError.notFound(code: "paymentNotFound", detail: "there is no payment \(paymentId)")
+    }
     let store = self.store
     guard
       let orderId = try await Self.storage({
         try await runBlocking { try store.orderId(paymentId: paymentId) }
       })
     else {
-      throw HTTPError.notFound(code: "paymentNotFound", detail: "no order has the payment \(paymentId)")
-    }
-    do {
-      _ = try await payments.settle(PaymentEvent(paymentId: paymentId, kind: kind, message: body.message))
-    } catch {
-      throw HTTPError.serviceUnavailable(retryAfter: 5, detail: "the payment provider did not answer")
+      // Our charge call has not returned yet; the recovery poll reads the verdict anyway.
+      throw HTTPError.serviceUnavailable(
+        retryAfter: 2, detail: "the order of payment \(paymentId) is still being recorded; send it again")
     }
     // A drive under way (one that had just heard "needs action") is joined; if it left the order
     // waiting, one more drive reads the verdict now instead of at the next poll.
@@ -200,18 +212,5 @@ struct OrderController: Sendable {
         timer.cancel()
       }
     }
-  }
-}
-
-/// A continuation resumed by whichever answer comes first; later ones are dropped.
-final class FirstAnswer<T: Sendable>: Sendable {
-  private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
-
-  func wait(_ continuation: CheckedContinuation<T, Never>) {
-    self.continuation.withLock { $0 = continuation }
-  }
-
-  func give(_ value: T) {
-    continuation.withLock { $0.take() }?.resume(returning: value)
   }
 }

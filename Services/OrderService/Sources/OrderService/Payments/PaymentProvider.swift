@@ -84,22 +84,24 @@ public protocol PaymentProvider: Sendable {
 }
 
 extension PaymentProvider {
-  /// `operation` with a time limit: past it the caller stops waiting (the provider may still
-  /// act, which is why every call is idempotent and looked up afterwards).
+  /// `operation` with a time limit: past it the caller stops waiting, even if the operation does
+  /// not stop on cancellation (a blocking client, a stuck connection); it is cancelled and left
+  /// to finish on its own. The provider may still act, which is why every call is idempotent and
+  /// looked up afterwards.
   func within<T: Sendable>(
     _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
   ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-      group.addTask { try await operation() }
-      group.addTask {
-        try await Task.sleep(for: limit)
-        return nil
+    let answer = FirstAnswer<Result<T, any Error>>()
+    return try await withCheckedContinuation { continuation in
+      answer.wait(continuation)
+      let work = Task {
+        do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
       }
-      defer { group.cancelAll() }
-      guard let first = try await group.next(), let value = first else {
-        throw PaymentProviderError.timeout
+      Task {
+        try? await Task.sleep(for: limit)
+        answer.give(.failure(PaymentProviderError.timeout))
+        work.cancel()
       }
-      return value
-    }
+    }.get()
   }
 }

@@ -233,6 +233,12 @@ public final class CheckoutSaga: Sendable {
       return try await reject(order, .cartChanged, answer)
     case .rejected:
       let error = reply.error ?? RemoteError(code: "reservationRejected", detail: "StockService refused")
+      guard Self.finalReservationRefusals.contains(error.code) else {
+        // StockService could not store it, or the order's reservation already ended: nothing
+        // is charged; release whatever may be held and let the customer send it again.
+        return try await giveUp(
+          order, compensate: true, reason: "reservationFailed", "StockService: \(error.detail)")
+      }
       let answer = OrderReply.problem(
         status: 422, orderId: order.orderId, code: error.code,
         detail: "the hub cannot take this order: \(error.detail)")
@@ -240,11 +246,39 @@ public final class CheckoutSaga: Sendable {
     }
   }
 
+  /// StockService refusals that describe the request itself: answering them again gives the
+  /// same refusal, so they end the attempt. Any other (it could not store it, the reservation
+  /// already ended) is worth another try with the same key.
+  static let finalReservationRefusals: Set<String> = [
+    "unknownHub", "unknownProduct", "invalidSKU", "invalidHubID", "invalidQuantity", "duplicateLine",
+    "invalidLineCount", "invalidOrderID",
+  ]
+
+  /// How long before its reservation ends an order is no longer charged (the charge and its
+  /// confirmation must reach StockService while the goods are still held).
+  var reservationMargin: TimeInterval {
+    Double(paymentTimeout.components.seconds) + 30
+  }
+
   // MARK: - Step 4: the charge
 
   private func charge(_ order: OrderRecord) async throws -> Next {
+    // A process that died after the reservation may come back after the hold ended: never
+    // charge for goods that are no longer held.
+    if let expires = order.reservationExpiresAt, expires < clock.now() + reservationMargin {
+      return try await giveUp(
+        order, compensate: true, reason: "reservationLapsed", "the stock was no longer held")
+    }
     try await write { try $0.recordCharging(order.orderId) }
     return try await sendCharge(order)
+  }
+
+  /// When a payment without verdict is given up: the configured time after the charge, but
+  /// never later than the reservation allows.
+  private func giveUpTime(_ order: OrderRecord, after start: Date?, _ allowed: TimeInterval) -> Date {
+    let configured = (start ?? clock.now()) + allowed
+    guard let expires = order.reservationExpiresAt else { return configured }
+    return min(configured, expires - reservationMargin)
   }
 
   private func sendCharge(_ order: OrderRecord) async throws -> Next {
@@ -281,9 +315,7 @@ public final class CheckoutSaga: Sendable {
       return .stop(.pending(orderId: order.orderId))
     }
     guard let found else { return try await sendCharge(order) }
-    if case .processing = found, let since = order.chargingSince,
-      clock.now().timeIntervalSince(since) > paymentGiveUp
-    {
+    if case .processing = found, clock.now() >= giveUpTime(order, after: order.chargingSince, paymentGiveUp) {
       let cancelled = try? await payments.within(paymentTimeout) {
         try await payments.cancel(idempotencyKey: key)
       }
@@ -307,7 +339,13 @@ public final class CheckoutSaga: Sendable {
       return .stop(.pending(orderId: order.orderId))
     }
     guard let state else {
-      throw OrderStoreError("the provider does not know the payment of order \(order.orderId)")
+      // The provider has no such payment: nothing was taken. Past the deadline that is final.
+      guard expired else {
+        throw OrderStoreError("the provider does not know the payment of \(order.orderId)")
+      }
+      return try await apply(
+        .declined(paymentId: order.paymentId ?? "", message: "the payment could not be found"), to: order,
+        reason: "actionExpired")
     }
     return try await apply(state, to: order, reason: expired ? "actionExpired" : "paymentDeclined")
   }
@@ -329,7 +367,7 @@ public final class CheckoutSaga: Sendable {
       logger.info("order declined", ["order.id": order.orderId, "reason": reason])
       return .stop(.answered(reply))
     case .requiresAction(let paymentId, let action):
-      let deadline = order.actionDeadline ?? clock.now().addingTimeInterval(actionTimeout)
+      let deadline = order.actionDeadline ?? giveUpTime(order, after: nil, actionTimeout)
       let reply = try await write {
         try $0.recordNeedsAction(order.orderId, paymentId: paymentId, action: action, deadline: deadline)
       }

@@ -86,10 +86,11 @@ public final class OrderStore: Sendable {
     try database.read { try self.order(orderId, in: $0) }
   }
 
-  /// The order `orderId` if it belongs to `user` and became an order (was priced).
+  /// The order `orderId` if it belongs to `user` and is (or may become) an order: pending from
+  /// the moment it is received; an attempt answered without an order (a changed cart) is not.
   public func order(_ orderId: String, user: String) throws -> OrderRecord? {
-    guard let order = try order(orderId), order.userId == user, order.cart != nil,
-      order.step != .rejected, order.step != .abandoned
+    guard let order = try order(orderId), order.userId == user, order.step != .rejected,
+      order.step != .abandoned
     else { return nil }
     return order
   }
@@ -302,6 +303,9 @@ public final class OrderStore: Sendable {
         "SELECT a.order_id FROM attempts a JOIN orders o ON o.order_id = a.order_id WHERE a.expires_at < ? AND o.step IN ('confirmed', 'declined', 'rejected', 'abandoned')"
       try db.execute(
         "DELETE FROM orders WHERE step IN ('rejected', 'abandoned') AND order_id IN (\(expired))", now)
+      // An abandoned attempt lost its key when it was given up; it goes after the retention too.
+      try db.execute(
+        "DELETE FROM orders WHERE step = 'abandoned' AND updated_at < ?", now - self.keyRetention)
       try db.execute(
         """
         DELETE FROM attempts WHERE expires_at < ? AND order_id NOT IN (
@@ -391,7 +395,7 @@ public final class OrderStore: Sendable {
         """
         SELECT order_id, user_id, idempotency_key, hub, cart_version, payment_method, payment_token, deliver_lat,
           deliver_lng, correlation_id, step, status, cart, payment_id, action_type, action_url, message,
-          charging_since, action_deadline, retries, created_at, updated_at
+          charging_since, action_deadline, retries, created_at, updated_at, reservation_expires_at
         FROM orders WHERE order_id = ?
         """, orderId)
     else { return nil }
@@ -406,6 +410,7 @@ public final class OrderStore: Sendable {
       deliverTo: lat.flatMap { lat in lng.map { GeoPoint(lat: lat, lng: $0) } },
       correlationID: try row.optionalString(9), step: SagaStep(rawValue: try row.string(10)) ?? .received,
       status: OrderStatus(rawValue: try row.string(11)) ?? .pending, cart: cart,
+      reservationExpiresAt: try row.optionalDouble(22).map(Date.init(timeIntervalSince1970:)),
       paymentId: try row.optionalString(13),
       action: try actionURL.map {
         PaymentAction(type: try row.optionalString(14) ?? "threeDSecure", url: $0)
