@@ -57,6 +57,7 @@ run: services gateway
 	@echo "  StockService  http://127.0.0.1:$${GROCER_STOCK_PORT:-8081}  (/health/ready, /metrics)"
 	@echo "  CartService   http://127.0.0.1:$${GROCER_CART_PORT:-8082}  (/health/ready, /metrics)"
 	@echo "  OrderService  http://127.0.0.1:$${GROCER_ORDER_PORT:-8083}  (/health/ready, /metrics)"
+	@echo "  TrackingService http://127.0.0.1:$${GROCER_TRACKING_PORT:-8084}  (/health/ready, /metrics)"
 	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
 	@echo "  logs          $${GROCER_VAR_DIR:-var}/log/    data  $${GROCER_VAR_DIR:-var}/data/"
 	@echo "Try it:"

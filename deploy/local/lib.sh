@@ -33,7 +33,7 @@ SERVICES=(
   "stock-service $STOCK_PORT stock load-demo"
   "cart-service $CART_PORT cart load-demo"
   "order-service $ORDER_PORT order -"
-  # "tracking-service $TRACKING_PORT tracking -"
+  "tracking-service $TRACKING_PORT tracking -"
   # "notify-gateway $NOTIFY_PORT notify -"
 )
 

@@ -1,0 +1,77 @@
+import Foundation
+import GrocerAMQP
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+import GrocerTestSupport
+import Testing
+
+@testable import TrackingService
+
+/// `order.confirmed` in, `tracking.updated` out, through the real broker.
+@Suite(.serialized) struct TrackingEventFlowTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  @Test func anOrderConfirmedOnTheBrokerBecomesTrackingAndItsChangesGoOutInVersionOrder() async throws {
+    let fixture = try TrackingFixture()
+    // A queue of the test's own, bound like NotifyGateway's would be.
+    let listener = uniqueName("tracking-listener")
+    let received = Recorder<EventEnvelope>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration("\(listener)-consumer"),
+      queue: QueueSpec(
+        name: listener, bindingKeys: [TrackingEventType.updated, TrackingEventType.liveActivityToken],
+        kind: .durableQuorum(expiresAfter: .seconds(600))),
+      logger: .discarding(), metrics: MetricsRegistry()
+    ) { delivery in
+      if let envelope = try? JSON.decode(EventEnvelope.self, from: delivery.body) {
+        received.append(envelope)
+      }
+      return .ack
+    }
+    try await consumer.start()
+    try await fixture.start()
+    try await withCleanup({
+      await consumer.shutdown()
+      await fixture.stop()
+      try? await AMQPAdmin.deleteQueues(
+        configuration: TestBroker.configuration(), [listener, "\(listener).parking"])
+    }) {
+      #expect(await consumer.waitUntilConnected())
+      let orderId = "ord-\(UUID().uuidString.prefix(8))"
+      let envelope = try EventEnvelope(
+        id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: fixture.clock.now(),
+        source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
+        payload: fixture.confirmed(orderId))
+      let publisher = AMQPPublisher(
+        configuration: TestBroker.configuration("\(listener)-publisher"), logger: .discarding(),
+        metrics: MetricsRegistry())
+      try await publisher.start()
+      #expect(await publisher.waitUntilConnected())
+      // Published twice: a redelivery must not create a second snapshot.
+      try await publisher.publish([try envelope.message(), try envelope.message()])
+      await publisher.shutdown()
+
+      let created = await eventually(timeout: .seconds(15)) {
+        (try? fixture.app.store.record(orderId)) != nil
+      }
+      try #require(created, "order.confirmed never became tracking")
+      _ = await fixture.status(orderId, #"{"status":"picking"}"#)
+      _ = await fixture.status(orderId, #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
+      _ = await fixture.status(orderId, #"{"status":"arriving"}"#, as: fixture.rider())
+      _ = await fixture.status(orderId, #"{"status":"delivered"}"#, as: fixture.rider())
+
+      let all = await eventually(timeout: .seconds(15)) {
+        received.all.filter { $0.subject == orderId }.count >= 5
+      }
+      #expect(all)
+      let updates = received.all.filter { $0.subject == orderId && $0.type == TrackingEventType.updated }
+      #expect(updates.map(\.sequence) == [1, 2, 3, 4, 5], "once each, in version order")
+      #expect(updates.first?.correlationId == "req-1", "the order's request id carried on")
+      let last = try #require(try updates.last?.payload(as: TrackingUpdated.self))
+      #expect(last.snapshot.status == .delivered)
+      #expect(last.userId == "u1")
+      #expect(try fixture.app.store.record(orderId)?.version == 5)
+    }
+  }
+}
