@@ -2,7 +2,8 @@ import Foundation
 import GrocerCore
 import TrackingService
 
-/// `tracking-service` runs the service. It reads GROCER_DATA_DIR, GROCER_AMQP_URL,
+/// `tracking-service` runs the service; `tracking-service simulate …` drives orders from placed
+/// to delivered through the public API (see `SimulatorCommand.usage`). Both read GROCER_DATA_DIR, GROCER_AMQP_URL,
 /// GROCER_HTTP_PORT, GROCER_JWT_SECRET, … (see README.md).
 let settings = Settings()
 let logger = Logger(
@@ -19,7 +20,19 @@ case nil, "serve":
     logger.error("tracking-service failed", ["error": "\(error)"])
     exit(1)
   }
+case "simulate":
+  do {
+    let options = try SimulatorCommand.parse(Array(CommandLine.arguments.dropFirst(2)), settings: settings)
+    print("simulating \(options.orders) orders at \(options.baseURL) (speed-up \(options.speedup))…")
+    let report = await TrackingSimulator(options: options, logger: logger).run()
+    print(report)
+    exit(report.failures.isEmpty ? 0 : 1)
+  } catch {
+    FileHandle.standardError.write(Data("\(error)\n\n\(SimulatorCommand.usage)\n".utf8))
+    exit(2)
+  }
 default:
-  FileHandle.standardError.write(Data("usage: tracking-service [serve]\n".utf8))
+  FileHandle.standardError.write(
+    Data("usage: tracking-service [serve | simulate …]\n\n\(SimulatorCommand.usage)\n".utf8))
   exit(2)
 }
