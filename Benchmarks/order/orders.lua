@@ -8,7 +8,7 @@
 -- so the rate here is measured with the wall clock (LuaJIT FFI) from the first request sent to
 -- the last reply received.
 -- At the end prints one line:
---   RESULT rps=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. requests=.. created=.. non201=..
+--   RESULT rps=<201s per second> answers_per_s=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. requests=.. created=.. non201=..
 --          socket_errors=.. exhausted=<threads that used up their carts> elapsed_ms=..
 
 local ffi = require("ffi")
@@ -88,9 +88,9 @@ function done(summary, latency, _)
   local elapsed_us = (last > first) and (last - first) or summary.duration
   local e = summary.errors
   io.write(string.format(
-    "RESULT rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d requests=%d created=%d non201=%d " ..
+    "RESULT rps=%.1f answers_per_s=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d requests=%d created=%d non201=%d " ..
     "socket_errors=%d exhausted=%d elapsed_ms=%d\n",
-    (ok + bad) / (elapsed_us / 1e6), latency:percentile(50), latency:percentile(90),
+    ok / (elapsed_us / 1e6), (ok + bad) / (elapsed_us / 1e6), latency:percentile(50), latency:percentile(90),
     latency:percentile(99), latency.max, ok + bad, ok, bad,
     e.connect + e.read + e.write + e.timeout, out, math.floor(elapsed_us / 1000)))
 end

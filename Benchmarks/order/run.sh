@@ -213,12 +213,33 @@ cpu_snapshot() { # prints the ticks of order, cart, stock, broker, then the mach
 
 echo "order: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $LINES lines per cart over $SKUS SKUs, $USERS carts prepared"
 
+# order-service's own view of POST /v1/orders (its latency histogram), between two snapshots:
+# the bucket bounds under which half and 99 % of the requests were answered.
+order_buckets() { curl -s --max-time 5 "http://127.0.0.1:$ORDER_PORT/metrics" | grep '^http_request_duration_seconds_bucket{.*method="POST".*route="/v1/orders"' || true; }
+server_quantiles() { # before-file after-file
+  awk '{ match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5) }
+    FILENAME == ARGV[1] { before[le] = $NF; next }
+    { n++; bound[n] = le; delta[n] = $NF - before[le] }
+    END {
+      total = delta[n]
+      if (total <= 0) { printf "-"; exit }
+      for (i = 1; i <= n; i++) {
+        if (!p50 && delta[i] >= 0.5 * total) p50 = bound[i]
+        if (!p99 && delta[i] >= 0.99 * total) p99 = bound[i]
+      }
+      printf "p50 <= %s s, p99 <= %s s (%d requests)", p50, p99, total
+    }' "$1" "$2"
+}
+
 # --- (1) Fixed rate, open loop.
 log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
+order_buckets >"$WORK/buckets-before.txt"
 out="$(python3 "$HELPER" rate "$ORDER_PORT" "$HUB" "$RATE" "$WORK/carts-rate.tsv" "$RUN_ID-rate")" ||
   { echo "$out" >&2; die "the fixed-rate run failed"; }
 RESULT[rate]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
 echo "rate  ${RESULT[rate]#RESULT }"
+order_buckets >"$WORK/buckets-after.txt"
+RATE_SERVER="$(server_quantiles "$WORK/buckets-before.txt" "$WORK/buckets-after.txt")"
 alive "$ORDER_PID" || die "order-service died during the fixed-rate run"
 sleep 2
 
@@ -300,15 +321,17 @@ echo "full speed: $(field full elapsed_ms) ms for $(field full requests) answers
 TICK_MS=$((1000 / $(getconf CLK_TCK)))
 cpu_line="CPU per answered order at full speed (ms):"
 for i in 0 1 2 3; do
-  cpu_line+=" ${CPU_NAMES[i]} $(awk -v t=$((CPU_AFTER[i] - CPU_BEFORE[i])) -v ms="$TICK_MS" -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.2f", t * ms / n) : "-") }')"
+  # (a process that was restarted meanwhile, e.g. the broker, counts from 0 again: shown as -)
+  cpu_line+=" ${CPU_NAMES[i]} $(awk -v t=$((CPU_AFTER[i] - CPU_BEFORE[i])) -v ms="$TICK_MS" -v n="$(field full requests)" 'BEGIN { printf (n > 0 && t >= 0 ? sprintf("%.2f", t * ms / n) : "-") }')"
 done
-echo "$cpu_line; machine busy $(awk -v b=$((CPU_AFTER[4] - CPU_BEFORE[4])) -v t=$((CPU_AFTER[5] - CPU_BEFORE[5])) 'BEGIN { if (t > 0) print int(100 * b / t + 0.5) "%"; else print "-" }') of $(nproc) cores"
+echo "$cpu_line; machine busy (over wrk's whole -d) $(awk -v b=$((CPU_AFTER[4] - CPU_BEFORE[4])) -v t=$((CPU_AFTER[5] - CPU_BEFORE[5])) 'BEGIN { if (t > 0) print int(100 * b / t + 0.5) "%"; else print "-" }') of $(nproc) cores"
 events_line="events per answered order at full speed:"
 for i in 0 1 2; do
   events_line+=" ${CPU_NAMES[i]} published $(awk -v d=$((PUBLISHED_AFTER[i] - PUBLISHED_BEFORE[i])) -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.1f", d / n) : "-") }')"
   events_line+=" consumed $(awk -v d=$((CONSUMED_AFTER[i] - CONSUMED_BEFORE[i])) -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.1f", d / n) : "-") }'),"
 done
 echo "${events_line%,}"
+echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
 echo "saga inside order-service (updated_at - created_at of confirmed orders, ms): fixed rate $RATE_SAGA; full speed $FULL_SAGA"
 echo "orders in order.sqlite: $ORDERS_TOTAL ($STEPS); 201s received: $SENT_201; simulator charges: $CHARGES for $CHARGED_KEYS orders"
 echo "carts emptied by order.confirmed: $sample_empty of a sample of $sample_full"
