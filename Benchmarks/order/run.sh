@@ -1,0 +1,352 @@
+#!/usr/bin/env bash
+# Order benchmark: end-to-end `POST /v1/orders` against real processes — OrderService asks
+# CartService for the priced cart at the sent version and StockService for the reservation (both
+# over RabbitMQ request/reply), charges the simulated provider, confirms, and publishes
+# order.confirmed (the stock commits, the cart empties). Every order is a fresh, prepared cart of
+# its own user with a unique Idempotency-Key. Two runs: an open-loop fixed rate (default 100
+# orders/s; latency from the moment each order was due) and full speed (wrk, closed loop). Then
+# the confirmed orders and charges are counted in OrderService's databases, a sample of carts is
+# checked empty, and StockService's stock lookup in the same run is the yardstick.
+# Builds nothing: `make bench` builds the release binaries first.
+#
+# Environment (all optional):
+#   BENCH_RATE            100    orders/s of the fixed-rate run    BENCH_RATE_SECONDS 10
+#   BENCH_FULL_ORDERS     6000   carts prepared for the full-speed run (it ends when they are used
+#                                up or after BENCH_FULL_DURATION, 30s, whichever comes first)
+#   BENCH_CONNECTIONS     32     full-speed wrk connections        BENCH_THREADS 2
+#   BENCH_HUB             h3     (the demo hub open around the clock; h1/h2 close at night)
+#   BENCH_LINES           3      lines per cart (quantity 1 each, SKUs priced 4-20 EUR: always
+#                                above the demo minimum order of 10 EUR)
+#   BENCH_SKUS            40     distinct SKUs the carts use (their counts are raised first)
+#   BENCH_STOCK_PORT 18181  BENCH_CART_PORT 18182  BENCH_ORDER_PORT 18183
+#   BENCH_LOG_LEVEL       the services' GROCER_LOG_LEVEL (default warning)
+#   BENCH_READY_TIMEOUT   seconds to wait for the catalogue and counts to reach CartService (120)
+#   GROCER_BIN_DIR        where the services and grocer-token are (default .build/release)
+#   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
+# Needs wrk, curl, sqlite3 and python3 (standard library only: order_bench.py).
+set -euo pipefail
+LOG_PREFIX=order-bench
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/local/lib.sh
+source "$HERE/../../deploy/local/lib.sh"
+
+RATE="${BENCH_RATE:-100}"
+RATE_SECONDS="${BENCH_RATE_SECONDS:-10}"
+FULL_ORDERS="${BENCH_FULL_ORDERS:-6000}"
+FULL_DURATION="${BENCH_FULL_DURATION:-30s}"
+CONNECTIONS="${BENCH_CONNECTIONS:-32}"
+THREADS="${BENCH_THREADS:-2}"
+HUB="${BENCH_HUB:-h3}"
+LINES="${BENCH_LINES:-3}"
+SKUS="${BENCH_SKUS:-40}"
+STOCK_PORT="${BENCH_STOCK_PORT:-18181}"
+CART_PORT="${BENCH_CART_PORT:-18182}"
+ORDER_PORT="${BENCH_ORDER_PORT:-18183}"
+LEVEL="${BENCH_LOG_LEVEL:-warning}"
+READY_TIMEOUT="${BENCH_READY_TIMEOUT:-120}"
+HELPER="$HERE/order_bench.py"
+
+for tool in wrk curl sqlite3 python3; do
+  command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+for bin in stock-service cart-service order-service grocer-token; do
+  [[ -x "$BIN_DIR/$bin" ]] || die "$BIN_DIR/$bin is missing (make bench builds it)"
+done
+for number in "$RATE" "$RATE_SECONDS" "$FULL_ORDERS" "$CONNECTIONS" "$THREADS" "$LINES" "$SKUS"; do
+  [[ "$number" =~ ^[0-9]+$ && "$number" -gt 0 ]] || die "'$number' is not a positive whole number"
+done
+for port in "$STOCK_PORT" "$CART_PORT" "$ORDER_PORT"; do
+  port_answers "$port" && die "port $port is taken"
+done
+RATE_ORDERS=$((RATE * RATE_SECONDS))
+USERS=$((RATE_ORDERS + FULL_ORDERS))
+RUN_ID="ob$(date +%s)" # in every Idempotency-Key and user id: keys never repeat across runs
+
+WORK="$(mktemp -d /tmp/grocer-bench-order.XXXXXX)"
+STOCK_PID=""
+CART_PID=""
+ORDER_PID=""
+VHOST=""
+stop() { # pid
+  [[ -n "$1" ]] || return 0
+  if alive "$1"; then terminate "$1" 15; fi
+  wait "$1" 2>/dev/null || true
+}
+cleanup() {
+  local rc=$?
+  stop "$ORDER_PID"
+  stop "$CART_PID"
+  stop "$STOCK_PID"
+  if [[ -n "${VHOST:-}" ]]; then bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$VHOST" >/dev/null 2>&1 || true; fi
+  if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
+}
+trap cleanup EXIT
+
+RABBITMQ_SCRIPT="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}"
+bash "$RABBITMQ_SCRIPT" start
+
+# --- A virtual host of this run alone: the events of 10,000 orders (stock.changed,
+# order.confirmed) must not reach a `make run` system's queues on the same broker (its
+# cart-service would spend a core applying them, and its data would change), nor theirs ours.
+# Deleted at the end with everything in it. Queue names are ours too, and expire if left over.
+VHOST="order-bench-$$"
+if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$VHOST" >/dev/null &&
+  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null; then
+  export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$VHOST"
+else
+  log "could not make the virtual host $VHOST; using the broker's default one"
+  VHOST=""
+fi
+CATALOGUE_QUEUE=order-bench.catalogue
+RESERVATION_QUEUE=order-bench.reservations
+CHECKOUT_QUEUE=order-bench.cart-checkout
+common_env=(GROCER_QUEUE_EXPIRES=600 GROCER_LOG_LEVEL="$LEVEL")
+
+mkdir -p "$WORK/stock" "$WORK/cart" "$WORK/order"
+# CartService first, so its queue is bound before StockService's demo events go out.
+log "starting cart-service on port $CART_PORT"
+env "${common_env[@]}" GROCER_SERVICE_NAME=order-bench-cart GROCER_CATALOGUE_QUEUE="$CATALOGUE_QUEUE" \
+  GROCER_CART_CHECKOUT_QUEUE="$CHECKOUT_QUEUE" GROCER_DATA_DIR="$WORK/cart" GROCER_HTTP_PORT="$CART_PORT" \
+  "$BIN_DIR/cart-service" >>"$WORK/cart.log" 2>&1 </dev/null &
+CART_PID=$!
+wait_http_ok "http://127.0.0.1:$CART_PORT/health/ready" 60 "$CART_PID" ||
+  { tail -n 20 "$WORK/cart.log" >&2; die "cart-service did not become ready"; }
+
+stock_env=("${common_env[@]}" GROCER_SERVICE_NAME=order-bench-stock GROCER_RESERVATION_QUEUE="$RESERVATION_QUEUE"
+  GROCER_CATALOGUE_QUEUE="$CATALOGUE_QUEUE" GROCER_DATA_DIR="$WORK/stock" GROCER_HTTP_PORT="$STOCK_PORT")
+log "loading the demo assortment"
+env "${stock_env[@]}" "$BIN_DIR/stock-service" load-demo >>"$WORK/stock.log" 2>&1 </dev/null ||
+  { tail -n 20 "$WORK/stock.log" >&2; die "stock-service load-demo failed"; }
+log "starting stock-service on port $STOCK_PORT"
+env "${stock_env[@]}" "$BIN_DIR/stock-service" >>"$WORK/stock.log" 2>&1 </dev/null &
+STOCK_PID=$!
+wait_http_ok "http://127.0.0.1:$STOCK_PORT/health/ready" 60 "$STOCK_PID" ||
+  { tail -n 20 "$WORK/stock.log" >&2; die "stock-service did not become ready"; }
+
+log "starting order-service on port $ORDER_PORT"
+env "${common_env[@]}" GROCER_SERVICE_NAME=order-bench-order GROCER_CART_CHECKOUT_QUEUE="$CHECKOUT_QUEUE" \
+  GROCER_RESERVATION_QUEUE="$RESERVATION_QUEUE" GROCER_DATA_DIR="$WORK/order" GROCER_HTTP_PORT="$ORDER_PORT" \
+  "$BIN_DIR/order-service" >>"$WORK/order.log" 2>&1 </dev/null &
+ORDER_PID=$!
+wait_http_ok "http://127.0.0.1:$ORDER_PORT/health/ready" 60 "$ORDER_PID" ||
+  { tail -n 20 "$WORK/order.log" >&2; die "order-service did not become ready"; }
+
+# --- Tokens: grocer-token makes the first (and the staff token); the others are the same token
+# re-signed for their user (order_bench.py checks it reproduces grocer-token's exactly).
+TEMPLATE="$("$BIN_DIR/grocer-token" "$RUN_ID-u000001" | tail -n 1)"
+STAFF="$("$BIN_DIR/grocer-token" "$RUN_ID-staff" --role staff --hubs '*' | tail -n 1)"
+python3 "$HELPER" tokens "$TEMPLATE" "$((USERS + 1))" "$RUN_ID-u" "$WORK/all-tokens.tsv"
+# The last user only probes whether the raised counts have reached CartService.
+PROBE_TOKEN="$(tail -n 1 "$WORK/all-tokens.tsv" | cut -f 2)"
+head -n "$USERS" "$WORK/all-tokens.tsv" >"$WORK/tokens.tsv"
+
+# --- The catalogue at CartService (the hub answers), then SKUs with counts for every order.
+CART_URL="http://127.0.0.1:$CART_PORT/v1/hubs/$HUB/cart"
+status() { # token curl-args...: prints the HTTP status, the body goes to $WORK/last.json
+  local token=$1
+  shift
+  curl -s -o "$WORK/last.json" -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $token" "$@" 2>/dev/null || true
+}
+deadline=$((SECONDS + READY_TIMEOUT))
+until [[ "$(status "$PROBE_TOKEN" "$CART_URL")" == 200 ]]; do
+  alive "$CART_PID" || { tail -n 20 "$WORK/cart.log" >&2; die "cart-service exited"; }
+  ((SECONDS < deadline)) || die "hub $HUB did not reach cart-service within ${READY_TIMEOUT}s: $(head -c 200 "$WORK/last.json")"
+  sleep 0.5
+done
+python3 "$HELPER" skus "$STOCK_PORT" "$HUB" "$SKUS" "$WORK/skus.txt"
+log "raising the counts of $SKUS SKUs at $HUB to 1,000,000"
+while IFS= read -r sku; do
+  code="$(status "$STAFF" -X PUT -H 'Content-Type: application/json' -d '{"available":1000000}' \
+    "http://127.0.0.1:$STOCK_PORT/v1/hubs/$HUB/stock/$sku")"
+  [[ "$code" == 200 ]] || die "PUT stock $sku answered $code: $(head -c 300 "$WORK/last.json")"
+done <"$WORK/skus.txt"
+# A count reaches CartService by stock.changed: wait until 99 of every SKU fit in a cart.
+python3 "$HELPER" counts "$CART_PORT" "$HUB" "$PROBE_TOKEN" "$WORK/skus.txt" "$((deadline - SECONDS))"
+log "catalogue and counts at cart-service after ${SECONDS}s of this run"
+
+# --- The carts, before anything is timed.
+log "preparing $USERS carts of $LINES lines"
+prepare_start=$SECONDS
+python3 "$HELPER" prepare "$CART_PORT" "$HUB" "$WORK/tokens.tsv" "$WORK/skus.txt" "$LINES" "$WORK/carts.tsv"
+log "$USERS carts ready in $((SECONDS - prepare_start))s"
+head -n "$RATE_ORDERS" "$WORK/carts.tsv" >"$WORK/carts-rate.tsv"
+tail -n +"$((RATE_ORDERS + 1))" "$WORK/carts.tsv" >"$WORK/carts-full.tsv"
+
+# --- The yardstick's requests: the same 200 lists of 20 ids as Benchmarks/stock-lookup, warmed.
+awk -v hub="$HUB" 'BEGIN {
+  for (i = 0; i < 200; i++) {
+    line = "/v1/hubs/" hub "/stock?ids="
+    for (j = 0; j < 20; j++) line = line (j ? "," : "") sprintf("p%05d", (i * 37 + j * 151) % 3000 + 1)
+    print line
+  }
+}' >"$WORK/stock-paths.txt"
+urls=()
+while IFS= read -r path; do urls+=(-o /dev/null "http://127.0.0.1:$STOCK_PORT$path"); done <"$WORK/stock-paths.txt"
+bad="$(curl -sg -H "Authorization: Bearer $PROBE_TOKEN" -w '%{http_code}\n' "${urls[@]}" | grep -cvx 200 || true)"
+((bad == 0)) || die "$bad of 200 stock lookups did not answer 200"
+
+metric_sum() { # port prefix: sum of the metric lines whose name starts with prefix
+  curl -s --max-time 5 "http://127.0.0.1:$1/metrics" 2>/dev/null |
+    awk -v m="$2" 'index($1, m) == 1 { s += $NF } END { printf "%d", s }'
+}
+declare -A RESULT
+field() { sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
+order_sql() { sqlite3 -readonly "$WORK/order/order.sqlite" "$@"; }
+# Seconds from an order's first record to its last step, inside OrderService (both REAL unix times).
+saga_ms() { # first-user last-user: p50 and p99 of updated_at - created_at over those users' orders
+  order_sql "SELECT (updated_at - created_at) * 1000 FROM orders WHERE step = 'confirmed' AND user_id BETWEEN '$1' AND '$2' ORDER BY 1" |
+    awk 'function at(p, i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return v[i] }
+      { v[NR] = $1 } END { if (NR) printf "p50 %.1f, p99 %.1f", at(0.5), at(0.99); else printf "-" }'
+}
+# CPU time (clock ticks, user + system) of a process, and of the whole machine (busy, total).
+proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+BROKER_PID="$(pgrep -o -f 'beam.smp.*rabbit' || true)"
+CPU_NAMES=(order cart stock broker)
+event_counts() { # metric: its sum at order-service, cart-service, stock-service
+  echo "$(metric_sum "$ORDER_PORT" "$1") $(metric_sum "$CART_PORT" "$1") $(metric_sum "$STOCK_PORT" "$1")"
+}
+cpu_snapshot() { # prints the ticks of order, cart, stock, broker, then the machine's busy and total
+  echo "$(proc_ticks "$ORDER_PID") $(proc_ticks "$CART_PID") $(proc_ticks "$STOCK_PID")" \
+    "$(if [[ -n "$BROKER_PID" ]]; then proc_ticks "$BROKER_PID"; else echo 0; fi) $(machine_ticks)"
+}
+
+echo "order: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $LINES lines per cart over $SKUS SKUs, $USERS carts prepared"
+
+# order-service's own view of POST /v1/orders (its latency histogram), between two snapshots:
+# the bucket bounds under which half and 99 % of the requests were answered.
+order_buckets() { curl -s --max-time 5 "http://127.0.0.1:$ORDER_PORT/metrics" | grep '^http_request_duration_seconds_bucket{.*method="POST".*route="/v1/orders"' || true; }
+server_quantiles() { # before-file after-file
+  awk '{ match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5) }
+    FILENAME == ARGV[1] { before[le] = $NF; next }
+    { n++; bound[n] = le; delta[n] = $NF - before[le] }
+    END {
+      total = delta[n]
+      if (total <= 0) { printf "-"; exit }
+      for (i = 1; i <= n; i++) {
+        if (!p50 && delta[i] >= 0.5 * total) p50 = bound[i]
+        if (!p99 && delta[i] >= 0.99 * total) p99 = bound[i]
+      }
+      printf "p50 <= %s s, p99 <= %s s (%d requests)", p50, p99, total
+    }' "$1" "$2"
+}
+
+# --- (1) Fixed rate, open loop.
+log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
+order_buckets >"$WORK/buckets-before.txt"
+out="$(python3 "$HELPER" rate "$ORDER_PORT" "$HUB" "$RATE" "$WORK/carts-rate.tsv" "$RUN_ID-rate")" ||
+  { echo "$out" >&2; die "the fixed-rate run failed"; }
+RESULT[rate]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
+echo "rate  ${RESULT[rate]#RESULT }"
+order_buckets >"$WORK/buckets-after.txt"
+RATE_SERVER="$(server_quantiles "$WORK/buckets-before.txt" "$WORK/buckets-after.txt")"
+alive "$ORDER_PID" || die "order-service died during the fixed-rate run"
+sleep 2
+
+# --- (2) Full speed, closed loop.
+log "full speed: wrk -t$THREADS -c$CONNECTIONS over $FULL_ORDERS carts (at most $FULL_DURATION)"
+read -ra CPU_BEFORE < <(cpu_snapshot)
+read -ra PUBLISHED_BEFORE < <(event_counts outbox_published_total)
+read -ra CONSUMED_BEFORE < <(event_counts events_consumed_total)
+out="$(ORDER_BENCH_THREADS="$THREADS" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$FULL_DURATION" --timeout 10s \
+  -s "$HERE/orders.lua" "http://127.0.0.1:$ORDER_PORT" -- "$WORK/carts-full.tsv" "$HUB" "$RUN_ID-full" 2>&1)" ||
+  { echo "$out" >&2; die "wrk failed"; }
+read -ra CPU_AFTER < <(cpu_snapshot)
+read -ra PUBLISHED_AFTER < <(event_counts outbox_published_total)
+read -ra CONSUMED_AFTER < <(event_counts events_consumed_total)
+RESULT[full]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
+[[ -n "${RESULT[full]}" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
+echo "full  ${RESULT[full]#RESULT }"
+alive "$ORDER_PID" || die "order-service died during the full-speed run"
+ORDER_RSS_KB="$(awk '/^VmRSS:/ { print $2 }' "/proc/$ORDER_PID/status")"
+
+# --- Every order settled? Wait for unfinished sagas and the outbox, then count.
+settle_deadline=$((SECONDS + 60))
+while (($(order_sql "SELECT count(*) FROM orders WHERE step IN ('received','priced','reserved','charging')") > 0)) ||
+  [[ "$(metric_sum "$ORDER_PORT" outbox_backlog)" != 0 ]]; do
+  ((SECONDS < settle_deadline)) || { log "orders or events still unsettled after 60s"; break; }
+  sleep 0.5
+done
+STEPS="$(order_sql "SELECT step || ':' || count(*) FROM orders GROUP BY step ORDER BY step" | paste -sd ' ' -)"
+CONFIRMED="$(order_sql "SELECT count(*) FROM orders WHERE step = 'confirmed'")"
+ORDERS_TOTAL="$(order_sql "SELECT count(*) FROM orders")"
+CHARGES="$(sqlite3 -readonly "$WORK/order/payment-simulator.sqlite" "SELECT count(*) FROM charges")"
+CHARGED_KEYS="$(sqlite3 -readonly "$WORK/order/payment-simulator.sqlite" "SELECT count(DISTINCT reference) FROM charges")"
+SENT_201=$(($(field rate created) + $(field full created)))
+RATE_SAGA="$(saga_ms "$RUN_ID-u000001" "$(printf '%s-u%06d' "$RUN_ID" "$RATE_ORDERS")")"
+FULL_SAGA="$(saga_ms "$(printf '%s-u%06d' "$RUN_ID" "$((RATE_ORDERS + 1))")" "$(printf '%s-u%06d' "$RUN_ID" "$USERS")")"
+
+# A sample of carts that ordered must be empty (order.confirmed reached CartService).
+sample_full=0
+sample_empty=0
+empty_deadline=$((SECONDS + 30))
+while IFS=$'\t' read -r user token _; do
+  order_sql "SELECT 1 FROM orders WHERE user_id = '$user' AND step = 'confirmed'" | grep -q 1 || continue
+  sample_full=$((sample_full + 1))
+  until [[ "$(status "$token" "$CART_URL")" == 200 ]] && grep -q '"lines":\[\]' "$WORK/last.json"; do
+    ((SECONDS < empty_deadline)) || continue 2
+    sleep 0.2
+  done
+  sample_empty=$((sample_empty + 1))
+done < <(awk 'NR % 97 == 1' "$WORK/carts.tsv")
+
+# --- (3) The yardstick: StockService's stock lookup on the same machine, in the same run.
+sleep 1
+out="$(wrk -t2 -c64 -d5s --timeout 5s -s "$HERE/../stock-lookup/ids.lua" "http://127.0.0.1:$STOCK_PORT" \
+  -- "$WORK/stock-paths.txt" "$PROBE_TOKEN" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
+RESULT[stock]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
+echo "stock ${RESULT[stock]#RESULT }"
+
+# --- Summary.
+ms() { awk -v us="$1" 'BEGIN { printf (us == "" ? "-" : sprintf("%.1f", us / 1000)) }'; }
+echo
+echo "Summary (targets: >= 500 orders/s at full speed; p99 < 50 ms at $RATE orders/s)"
+printf '%-22s %9s %8s %8s %8s %8s %8s %9s\n' what "orders/s" "p50 ms" "p90 ms" "p99 ms" "max ms" "201s" "non-201"
+for name in rate full; do
+  label="fixed $RATE/s (open)"
+  [[ "$name" == full ]] && label="full speed (c=$CONNECTIONS)"
+  printf '%-22s %9s %8s %8s %8s %8s %8s %9s\n' "$label" "$(field "$name" rps)" "$(ms "$(field "$name" p50_us)")" \
+    "$(ms "$(field "$name" p90_us)")" "$(ms "$(field "$name" p99_us)")" "$(ms "$(field "$name" max_us)")" \
+    "$(field "$name" created)" "$(field "$name" non201)"
+done
+printf '%-22s %9s %8s %8s %8s %8s\n' "stock lookup (c=64)" "$(field stock rps)" "$(ms "$(field stock p50_us)")" \
+  "$(ms "$(field stock p90_us)")" "$(ms "$(field stock p99_us)")" "$(ms "$(field stock max_us)")"
+full_rps="$(field full rps)"
+stock_rps="$(field stock rps)"
+echo "full-speed orders/s / stock lookups/s: $(awk -v o="$full_rps" -v s="$stock_rps" 'BEGIN { printf (s > 0 ? sprintf("%.4f (1 order = %.0f lookups)", o / s, s / o) : "-") }')"
+echo "fixed rate: $(field rate connections) connections used, sends at most $(ms "$(field rate send_late_p99_us)") ms late (p99);" \
+  "service time (from send) p50 $(ms "$(field rate service_p50_us)") ms, p99 $(ms "$(field rate service_p99_us)") ms"
+echo "full speed: $(field full elapsed_ms) ms for $(field full requests) answers; threads that used up their carts: $(field full exhausted) of $THREADS" \
+  "$( (($(field full exhausted) > 0)) && echo '(raise BENCH_FULL_ORDERS for a longer run)')"
+TICK_MS=$((1000 / $(getconf CLK_TCK)))
+cpu_line="CPU per answered order at full speed (ms):"
+for i in 0 1 2 3; do
+  # (a process that was restarted meanwhile, e.g. the broker, counts from 0 again: shown as -)
+  cpu_line+=" ${CPU_NAMES[i]} $(awk -v t=$((CPU_AFTER[i] - CPU_BEFORE[i])) -v ms="$TICK_MS" -v n="$(field full requests)" 'BEGIN { printf (n > 0 && t >= 0 ? sprintf("%.2f", t * ms / n) : "-") }')"
+done
+echo "$cpu_line; machine busy (over wrk's whole -d) $(awk -v b=$((CPU_AFTER[4] - CPU_BEFORE[4])) -v t=$((CPU_AFTER[5] - CPU_BEFORE[5])) 'BEGIN { if (t > 0) print int(100 * b / t + 0.5) "%"; else print "-" }') of $(nproc) cores"
+events_line="events per answered order at full speed:"
+for i in 0 1 2; do
+  events_line+=" ${CPU_NAMES[i]} published $(awk -v d=$((PUBLISHED_AFTER[i] - PUBLISHED_BEFORE[i])) -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.1f", d / n) : "-") }')"
+  events_line+=" consumed $(awk -v d=$((CONSUMED_AFTER[i] - CONSUMED_BEFORE[i])) -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.1f", d / n) : "-") }'),"
+done
+echo "${events_line%,}"
+echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
+echo "saga inside order-service (updated_at - created_at of confirmed orders, ms): fixed rate $RATE_SAGA; full speed $FULL_SAGA"
+echo "orders in order.sqlite: $ORDERS_TOTAL ($STEPS); 201s received: $SENT_201; simulator charges: $CHARGES for $CHARGED_KEYS orders"
+echo "carts emptied by order.confirmed: $sample_empty of a sample of $sample_full"
+echo "order-service RSS after the full-speed run: $((ORDER_RSS_KB / 1024)) MB; $(grep -c . "$WORK/order.log" || true) log lines at $LEVEL"
+if [[ -s "$WORK/order.log" ]]; then
+  echo "order-service log (first lines):"
+  head -n 5 "$WORK/order.log" | cut -c 1-240 | sed 's/^/  /'
+fi
+
+verdict() { if awk "BEGIN { exit !($2) }"; then echo "  ok    $1"; else echo "  MISS  $1"; fi; }
+echo "Targets:"
+verdict "full speed $full_rps orders/s >= 500" "$full_rps >= 500"
+verdict "p99 $(ms "$(field rate p99_us)") ms < 50 ms at $RATE orders/s" "$(field rate p99_us) < 50000"
+verdict "every answer 201 ($(field rate non201) + $(field full non201) others, $(field full socket_errors) socket errors)" \
+  "$(field rate non201) + $(field full non201) + $(field full socket_errors) == 0"
+verdict "every order confirmed ($CONFIRMED of $ORDERS_TOTAL), one charge each ($CHARGES), at least every 201 ($SENT_201)" \
+  "$CONFIRMED == $ORDERS_TOTAL && $CHARGES == $CONFIRMED && $CHARGED_KEYS == $CHARGES && $CONFIRMED >= $SENT_201"
+verdict "sampled carts emptied ($sample_empty of $sample_full)" "$sample_empty == $sample_full && $sample_full > 0"
