@@ -73,16 +73,18 @@ func stockChanged(_ event: StockChanged, version: Int64) throws -> EventEnvelope
       await listener.shutdown(); await fixture.stop()
     }) {
 
-      try await fixture.put("p1", 5)
+      // A user of this test's own: other suites' carts publish cart.changed on the same exchange.
+      let user = "u-\(UUID().uuidString.prefix(8))"
+      try await fixture.put("p1", 5, user: user)
       try await publish([
         try stockChanged(
           StockChanged(
             hub: "h1", sku: "p1", name: "Oat milk", available: 2, price: CartFixture.eur(139),
             deposit: CartFixture.eur(25)), version: 2)
       ])
-      let adjusted = await eventually { (try? await fixture.cart().version) == 2 }
+      let adjusted = await eventually { (try? await fixture.cart(user: user).version) == 2 }
       #expect(adjusted)
-      let cart = try await fixture.cart(seen: 1)
+      let cart = try await fixture.cart(user: user, seen: 1)
       #expect(cart.lines.first?.quantity == 2)
       #expect(
         cart.adjustments == [
@@ -90,7 +92,7 @@ func stockChanged(_ event: StockChanged, version: Int64) throws -> EventEnvelope
           CartAdjustment(
             .priceChanged(sku: "p1", from: CartFixture.eur(129), to: CartFixture.eur(139)), version: 2),
         ])
-      let subject = CartChanged.subject(userId: "u1", hub: "h1")
+      let subject = CartChanged.subject(userId: user, hub: "h1")
       let published = await eventually { seen.all.filter { $0.subject == subject }.count == 2 }
       #expect(published)
       let versions = seen.all.filter { $0.subject == subject }.map(\.sequence)

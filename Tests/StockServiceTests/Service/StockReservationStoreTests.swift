@@ -46,6 +46,36 @@ import Testing
     #expect(try onHandAndHeld(fixture, sku) == [onHand - 2, 0])
   }
 
+  /// A commit takes as much off held as off on hand: what can be ordered does not move, so
+  /// nothing is published and no version rises (no cache or cart could use it); a confirmation
+  /// after the hold expired does move it, and says so.
+  @Test func aNormalCommitPublishesNothingAndALateOneDoes() throws {
+    let fixture = try StockFixture()
+    let sku = fixture.sku(minimum: 5)
+    func events() throws -> [String] {
+      try fixture.outbox().filter { $0.subject == "h1/\(sku)" }.map {
+        try $0.payload(as: StockChanged.self).reason ?? ""
+      }
+    }
+    let before = try events().count
+    let version = try fixture.app.store.product(hub: "h1", sku: sku)?.version
+    #expect(try reserve(fixture, "o-quiet", sku, 2).status == .reserved)
+    #expect(try events().count == before + 1, "the reservation moved what is available")
+    let reserved = try fixture.app.store.product(hub: "h1", sku: sku)?.version
+    #expect(try outcome(fixture, .confirmed, "o-quiet") == .applied)
+    #expect(try events().count == before + 1, "the commit moved nothing available")
+    #expect(try fixture.app.store.product(hub: "h1", sku: sku)?.version == reserved)
+    #expect(reserved != version)
+
+    #expect(try reserve(fixture, "o-late", sku, 1).status == .reserved)
+    fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
+    _ = try fixture.app.store.releaseExpired()
+    let released = try events().count
+    #expect(try outcome(fixture, .confirmed, "o-late") == .confirmedAfterExpiry)
+    #expect(try events().count == released + 1)
+    #expect(try events().last == "orderConfirmedLate")
+  }
+
   @Test func aConfirmationAfterTheHoldExpiredStillTakesTheGoods() throws {
     let fixture = try StockFixture()
     let sku = fixture.sku(minimum: 5)

@@ -624,12 +624,14 @@ public final class CartStore: Sendable {
     let looksChanged =
       old.name != event.name || old.price != event.price.minorUnits || old.currency != event.price.currency
       || old.deposit != event.deposit?.minorUnits
+    // A new count alone touches only the carts holding more than it (`CartRules.restock`), so
+    // only those are read: a busy product is in many carts, and most hold less than is left.
     let holders = try db.query(
       """
       SELECT l.user_id, l.quantity, c.version, c.promo_code, c.checkout_version, c.checkout_at
       FROM cart_lines l JOIN carts c ON c.user_id = l.user_id AND c.hub = l.hub
-      WHERE l.hub = ? AND l.sku = ?
-      """, event.hub, event.sku)
+      WHERE l.hub = ? AND l.sku = ? AND l.quantity > ?
+      """, event.hub, event.sku, looksChanged ? -1 : event.available)
     var changed = 0
     for row in holders {
       let user = try row.string(0)

@@ -207,9 +207,18 @@ public final class CheckoutSaga: Sendable {
     }
     switch reply.status {
     case .reserved:
-      try await write { try $0.recordReserved(order.orderId, expiresAt: reply.expiresAt) }
+      // Held: the reservation and the start of the charge are one recovery point (`charging`
+      // looks the payment up before charging again, so nothing is lost by joining them).
+      let since = clock.now()
+      try await write {
+        try $0.recordReserved(order.orderId, expiresAt: reply.expiresAt, chargingSince: since)
+      }
       if fault == .afterReservation { Self.crash() }
-      return .again
+      var charging = order
+      charging.step = .charging
+      charging.reservationExpiresAt = reply.expiresAt
+      charging.chargingSince = since
+      return try await sendCharge(charging)
     case .shortfall:
       // Nothing is held. The cart takes the counts the hub has, and the customer sees them.
       let counts = (reply.shortfall ?? []).map {

@@ -161,11 +161,14 @@ public final class OrderStore: Sendable {
     try update(orderId, from: [.received], to: .priced, set: ["cart": .blob([UInt8](try JSON.encode(cart)))])
   }
 
-  /// Step 3 done: StockService holds the lines.
-  public func recordReserved(_ orderId: String, expiresAt: Date?) throws {
-    try update(
-      orderId, from: [.priced], to: .reserved,
-      set: ["reservation_expires_at": expiresAt.map { .real($0.timeIntervalSince1970) } ?? .null])
+  /// Step 3 done: StockService holds the lines. With `chargingSince`, step 4 starts in the same
+  /// write (the order goes straight to `charging`).
+  public func recordReserved(_ orderId: String, expiresAt: Date?, chargingSince: Date? = nil) throws {
+    var set: [String: SQLValue] = [
+      "reservation_expires_at": expiresAt.map { .real($0.timeIntervalSince1970) } ?? .null
+    ]
+    if let chargingSince { set["charging_since"] = .real(chargingSince.timeIntervalSince1970) }
+    try update(orderId, from: [.priced], to: chargingSince == nil ? .reserved : .charging, set: set)
   }
 
   /// Step 4 starts: from here on, the provider may hold a charge under the order's payment key.

@@ -431,8 +431,7 @@ public final class StockStore: Sendable {
       let quantity = try line.int(1)
       let movement: StockMovement?
       if state == .committed {
-        // The goods leave: on hand and held both go down; what is available does not move,
-        // but the version does, so caches and carts see the new on-hand count's event.
+        // The goods leave: on hand and held both go down; what is available does not move.
         movement = try takeGoods(
           hub: hub, sku: sku, quantity: quantity, heldToo: true, orderId: orderId, reason: reason,
           correlationID, db)
@@ -464,37 +463,35 @@ public final class StockStore: Sendable {
   }
 
   /// Takes a paid order's `quantity` off on hand (and off held, when it was still held), never
-  /// below 0, and publishes the new count; nil when the product is gone.
+  /// below 0. When that moves what can be ordered (a confirmation after the hold expired, or an
+  /// oversold shelf), the product's version rises and the new count is published; a normal
+  /// commit, which takes as much off held as off on hand, leaves the available count, the
+  /// version and every cache and cart as they were, so it publishes nothing (half of an order's
+  /// stock events, for nothing a consumer could use). Nil when nothing was published.
   private func takeGoods(
     hub: HubID, sku: SKU, quantity: Int, heldToo: Bool, orderId: String, reason: String,
     _ correlationID: String?, _ db: SQLiteConnection
   ) throws -> StockMovement? {
-    try warnIfOversold(hub: hub, sku: sku, quantity: quantity, orderId: orderId, db)
+    guard let row = try db.queryOne("SELECT on_hand, held FROM products WHERE hub = ? AND sku = ?", hub, sku)
+    else { return nil }
+    let (onHand, held) = (try row.int(0), try row.int(1))
+    if onHand < quantity {
+      logger.warning(
+        "order takes more than is on hand",
+        [
+          "hub": hub, "sku": sku, "order.id": orderId, "stock.onHand": "\(onHand)",
+          "order.quantity": "\(quantity)",
+        ])
+    }
+    let newOnHand = max(0, onHand - quantity)
+    let newHeld = max(0, held - (heldToo ? quantity : 0))
+    let moves = max(0, newOnHand - newHeld) != max(0, onHand - held)
     try db.execute(
       """
-      UPDATE products SET on_hand = MAX(0, on_hand - ?), held = MAX(0, held - ?), version = version + 1,
-        updated_at = ? WHERE hub = ? AND sku = ?
-      """, quantity, heldToo ? quantity : 0, clock.now().timeIntervalSince1970, hub, sku)
-    guard db.changes > 0 else { return nil }
+      UPDATE products SET on_hand = ?, held = ?, version = version + ?, updated_at = ? WHERE hub = ? AND sku = ?
+      """, newOnHand, newHeld, moves ? 1 : 0, clock.now().timeIntervalSince1970, hub, sku)
+    guard moves else { return nil }
     return try publishStockChanged(hub: hub, sku: sku, reason: reason, correlationID, db).movement
-  }
-
-  /// Says so when a paid order takes more than the shelf holds (a stock take or a damage report
-  /// lowered on hand below what was reserved): on hand stops at 0, and someone must look.
-  private func warnIfOversold(hub: HubID, sku: SKU, quantity: Int, orderId: String, _ db: SQLiteConnection)
-    throws
-  {
-    guard
-      let onHand = try db.queryOne("SELECT on_hand FROM products WHERE hub = ? AND sku = ?", hub, sku)?.int(
-        0),
-      onHand < quantity
-    else { return }
-    logger.warning(
-      "order takes more than is on hand",
-      [
-        "hub": hub, "sku": sku, "order.id": orderId, "stock.onHand": "\(onHand)",
-        "order.quantity": "\(quantity)",
-      ])
   }
 
   /// Moves `quantity` into (or, negative, out of) what is held; nil when the product is gone.
