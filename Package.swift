@@ -11,6 +11,7 @@ let package = Package(
     .executable(name: "cart-service", targets: ["cart-service"]),
     .executable(name: "order-service", targets: ["order-service"]),
     .executable(name: "tracking-service", targets: ["tracking-service"]),
+    .executable(name: "notify-gateway", targets: ["notify-gateway"]),
     .executable(name: "grocer-token", targets: ["grocer-token"]),
   ],
   targets: [
@@ -84,6 +85,17 @@ let package = Package(
       name: "tracking-service", dependencies: ["TrackingService", "GrocerCore"],
       path: "Services/TrackingService/Sources/tracking-service"),
 
+    // NotifyGateway.
+    .target(
+      name: "NotifyGateway",
+      dependencies: [
+        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+      ],
+      path: "Services/NotifyGateway/Sources/NotifyGateway"),
+    .executableTarget(
+      name: "notify-gateway", dependencies: ["NotifyGateway", "GrocerCore"],
+      path: "Services/NotifyGateway/Sources/notify-gateway"),
+
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
@@ -128,6 +140,13 @@ let package = Package(
         "GrocerAuth", "GrocerTestSupport",
       ],
       path: "Tests/TrackingServiceTests"),
+    .testTarget(
+      name: "NotifyGatewayTests",
+      dependencies: [
+        "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "GrocerAuth", "GrocerTestSupport",
+      ],
+      path: "Tests/NotifyGatewayTests", exclude: ["Golden"]),
   ],
   swiftLanguageModes: [.v6]
 )

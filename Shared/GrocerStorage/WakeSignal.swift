@@ -3,7 +3,7 @@ import Synchronization
 /// Wakes one waiting task; a wake with nobody waiting is remembered until the next wait.
 ///
 /// Lets the relay sleep until a commit (or a timeout) without polling every few milliseconds.
-final class WakeSignal: Sendable {
+public final class WakeSignal: Sendable {
   private struct State {
     var pending = false
     var waiter: CheckedContinuation<Void, Never>?
@@ -11,7 +11,9 @@ final class WakeSignal: Sendable {
 
   private let state = Mutex(State())
 
-  func notify() {
+  public init() {}
+
+  public func notify() {
     let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
       guard let waiter = state.waiter else {
         state.pending = true
@@ -24,7 +26,7 @@ final class WakeSignal: Sendable {
   }
 
   /// Returns on `notify`, after `timeout`, or on cancellation, whichever comes first.
-  func wait(timeout: Duration) async {
+  public func wait(timeout: Duration) async {
     await withTaskGroup(of: Void.self) { group in
       group.addTask { await self.wait() }
       group.addTask { try? await Task.sleep(for: timeout) }

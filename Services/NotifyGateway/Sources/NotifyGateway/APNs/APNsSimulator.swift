@@ -1,0 +1,109 @@
+import Foundation
+import GrocerCore
+import Synchronization
+
+/// A stand-in for APNs that enforces its rules and records what each device or activity would
+/// have received. Part of the product: load tests push into it, and `GET /v1/sim/devices/{token}`
+/// shows its record.
+///
+/// - Every request is checked like APNs checks it (`APNsRules`): headers, topic and its Live
+///   Activity suffix, token format, payload size.
+/// - Tokens marked unregistered answer 410 `Unregistered` with a timestamp.
+/// - One token pushed more than `perTokenBurst` times within a second answers 429
+///   `TooManyRequests`.
+/// - `failureRate` of the requests answer 503 `ServiceUnavailable`; every answer takes `latency`.
+public final class APNsSimulator: APNsTransport {
+  public struct Options: Sendable {
+    public var bundleID: String
+    public var perTokenBurst = 20
+    public var failureRate = 0.0
+    public var latency: Duration = .zero
+    /// Pushes kept per token (the oldest go first).
+    public var keepPerToken = 200
+
+    public init(bundleID: String) { self.bundleID = bundleID }
+  }
+
+  /// One push as the device would have seen it (or the refusal).
+  public struct Received: Sendable, Hashable, Encodable {
+    public var receivedAt: Date
+    public var status: Int
+    public var reason: String?
+    public var headers: [String: String]
+    public var payload: JSONValue
+  }
+
+  private struct TokenRecord {
+    var pushes: [Received] = []
+    var recent: [ContinuousClock.Instant] = []
+  }
+
+  public let options: Options
+  private let clock: any WallClock
+  private let records = Mutex<[String: TokenRecord]>([:])
+  private let unregistered = Mutex<[String: Date]>([:])
+  private let random = Mutex(SplitMix64(seed: 0x5EED))
+  private let counts = Mutex<[Int: Int]>([:])
+
+  public init(options: Options, clock: any WallClock = SystemClock()) {
+    self.options = options
+    self.clock = clock
+  }
+
+  /// From now on `token` answers 410 Unregistered (the app was deleted).
+  public func unregister(_ token: String) {
+    unregistered.withLock { $0[token.lowercased()] = clock.now() }
+  }
+
+  public func send(_ request: APNsRequest) async throws -> APNsResponse {
+    if options.latency > .zero { try await Task.sleep(for: options.latency) }
+    let response = answer(request)
+    let token = request.token.lowercased()
+    let received = Received(
+      receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
+      payload: (try? JSON.decode(JSONValue.self, from: Data(request.payload))) ?? .null)
+    records.withLock { records in
+      var record = records[token] ?? TokenRecord()
+      record.pushes.append(received)
+      if record.pushes.count > options.keepPerToken {
+        record.pushes.removeFirst(record.pushes.count - options.keepPerToken)
+      }
+      records[token] = record
+    }
+    counts.withLock { $0[response.status, default: 0] += 1 }
+    return response
+  }
+
+  private func answer(_ request: APNsRequest) -> APNsResponse {
+    if let refusal = APNsRules.check(request, bundleID: options.bundleID) { return refusal }
+    let token = request.token.lowercased()
+    if let since = unregistered.withLock({ $0[token] }) {
+      return APNsResponse(status: 410, reason: "Unregistered", timestamp: since, id: request.id)
+    }
+    let now = ContinuousClock.now
+    let throttled = records.withLock { records -> Bool in
+      var record = records[token] ?? TokenRecord()
+      record.recent.removeAll { now - $0 > .seconds(1) }
+      let over = record.recent.count >= options.perTokenBurst
+      if !over { record.recent.append(now) }
+      records[token] = record
+      return over
+    }
+    if throttled { return APNsResponse(status: 429, reason: "TooManyRequests", id: request.id) }
+    if options.failureRate > 0 {
+      let roll = random.withLock { Double($0.next() % 1_000_000) / 1_000_000 }
+      if roll < options.failureRate {
+        return APNsResponse(status: 503, reason: "ServiceUnavailable", id: request.id)
+      }
+    }
+    return APNsResponse(status: 200, id: request.id)
+  }
+
+  /// What `token` received, oldest first (refusals included, with their status).
+  public func received(by token: String) -> [Received] {
+    records.withLock { $0[token.lowercased()]?.pushes ?? [] }
+  }
+
+  /// Answers given, by status.
+  public var answers: [Int: Int] { counts.withLock { $0 } }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+import Synchronization
+
+/// Sends what is due: the newest pending update of each Live Activity (decided by `PushPolicy`)
+/// and queued alerts, through the transport, many at once; then records each answer by Apple's
+/// rules: 200 moves the activity on; 410 and `BadDeviceToken` forget the token; 429 and 5xx are
+/// retried with backoff and jitter, never past the update's expiration; anything else is dropped.
+public final class DeliveryEngine: LifecycleService {
+  public let name = "push-delivery"
+  public struct Options: Sendable {
+    public var bundleID: String
+    /// Requests in flight at once.
+    public var concurrency = 64
+    /// Rows fetched per round.
+    public var batch = 512
+
+    public init(bundleID: String) { self.bundleID = bundleID }
+  }
+
+  private let store: NotifyStore
+  private let transport: any APNsTransport
+  private let policy: PushPolicy
+  private let options: Options
+  private let clock: any WallClock
+  private let logger: Logger
+  private let wakeSignal = WakeSignal()
+  private let task = Mutex<Task<Void, Never>?>(nil)
+  private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
+  private let metrics: MetricsRegistry
+  private let downgrades: Counter
+  private let dropped: Counter
+  private let latency: Histogram
+
+  public init(
+    store: NotifyStore, transport: any APNsTransport, policy: PushPolicy, options: Options,
+    clock: any WallClock,
+    logger: Logger, metrics: MetricsRegistry
+  ) {
+    self.store = store
+    self.transport = transport
+    self.policy = policy
+    self.options = options
+    self.clock = clock
+    self.logger = logger
+    self.metrics = metrics
+    downgrades = metrics.counter(
+      "push_downgrades_total", help: "Priority-10 updates sent at 5: budget used up.")
+    dropped = metrics.counter("push_dropped_total", help: "Updates and alerts given up: expired or refused.")
+    latency = metrics.histogram(
+      "push_event_to_push_seconds", help: "From the event's occurrence to APNs's answer.")
+  }
+
+  /// Something became due (a consumer committed): look now instead of at the next poll.
+  public func wake() { wakeSignal.notify() }
+
+  public func start() async throws {
+    let loop = Task { [self] in
+      while !Task.isCancelled {
+        let worked = await round()
+        if !worked { await wakeSignal.wait(timeout: .milliseconds(100)) }
+      }
+    }
+    task.withLock { $0 = loop }
+  }
+
+  public func shutdown() async {
+    let running = task.withLock { $0 }
+    running?.cancel()
+    await running?.value
+  }
+
+  /// One round: everything due now, `concurrency` at a time. False when nothing was due.
+  @discardableResult
+  public func round() async -> Bool {
+    let store = self.store
+    let batch = options.batch
+    let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert])
+    do {
+      due = try await runBlocking { (try store.dueUpdates(limit: batch), try store.dueAlerts(limit: batch)) }
+    } catch {
+      logger.error("reading due pushes failed", ["error": "\(error)"])
+      return false
+    }
+    guard !due.0.isEmpty || !due.1.isEmpty else { return false }
+    let updates: [@Sendable () async -> Void] = due.0.map { update in
+      { @Sendable in await self.deliver(update) }
+    }
+    let alerts: [@Sendable () async -> Void] = due.1.map { alert in { @Sendable in await self.deliver(alert) }
+    }
+    let jobs = updates + alerts
+    await withTaskGroup(of: Void.self) { group in
+      var next = 0
+      while next < jobs.count, next < options.concurrency {
+        group.addTask(operation: jobs[next])
+        next += 1
+      }
+      while await group.next() != nil, next < jobs.count {
+        group.addTask(operation: jobs[next])
+        next += 1
+      }
+    }
+    return true
+  }
+
+  // MARK: - Live Activity updates
+
+  private func deliver(_ update: NotifyStore.DueUpdate) async {
+    let now = clock.now()
+    let (decision, next) = policy.decide(update.snapshot, state: update.state, now: now)
+    guard case .send(let push) = decision else {
+      await record(update, .handled(next))
+      return
+    }
+    let request = APNsRequest(
+      token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
+      priority: push.priority, expiration: update.expiresAt, id: UUID().uuidString.lowercased(),
+      payload: PushPayloads.liveActivity(update.snapshot, event: push.event, alert: push.alert))
+    let response = await send(request)
+    count(request, response)
+    switch response?.disposition {
+    case .delivered?:
+      if push.downgraded { downgrades.increment() }
+      latency.observe(max(0, clock.now().timeIntervalSince(update.occurredAt)))
+      await record(update, .handled(next))
+    case .removeToken?:
+      logger.info(
+        "Live Activity token gone", ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
+      await record(update, .tokenGone)
+    case .failed?:
+      logger.warning(
+        "APNs refused a Live Activity push",
+        ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
+      dropped.increment()
+      await record(update, .dropped)
+    case .retry?, nil:
+      if let at = retryTime(attempts: update.attempts, expiresAt: update.expiresAt) {
+        await record(update, .retry(at: at))
+      } else {
+        dropped.increment()
+        await record(update, .dropped)
+      }
+    }
+  }
+
+  /// On the writer queue (group commit), never blocking a pool thread on the write lock.
+  private func record(_ update: NotifyStore.DueUpdate, _ outcome: NotifyStore.Outcome) async {
+    let store = self.store
+    do { try await store.database.onWriterQueue { try store.finish(update, outcome) } } catch {
+      logger.error("recording a push failed", ["order.id": update.orderId, "error": "\(error)"])
+    }
+  }
+
+  // MARK: - Alerts
+
+  private func deliver(_ alert: NotifyStore.DueAlert) async {
+    let request = APNsRequest(
+      token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
+      expiration: alert.expiresAt,
+      id: UUID().uuidString.lowercased(), payload: PushPayloads.alert(alert.text, orderId: alert.orderId))
+    let response = await send(request)
+    count(request, response)
+    var retryAt: Date?
+    switch response?.disposition {
+    case .delivered?: latency.observe(max(0, clock.now().timeIntervalSince(alert.occurredAt)))
+    case .retry?, nil:
+      retryAt = retryTime(attempts: alert.attempts, expiresAt: alert.expiresAt)
+      if retryAt == nil { dropped.increment() }
+    case .failed?: dropped.increment()
+    case .removeToken?: break
+    }
+    let (store, gone, retry) = (self.store, response?.disposition == .removeToken, retryAt)
+    do {
+      try await store.database.onWriterQueue { try store.finish(alert, retryAt: retry, tokenGone: gone) }
+    } catch {
+      logger.error("recording an alert failed", ["order.id": alert.orderId, "error": "\(error)"])
+    }
+  }
+
+  // MARK: - Helpers
+
+  /// The transport's answer; nil when none came (counted, retried like a 5xx).
+  private func send(_ request: APNsRequest) async -> APNsResponse? {
+    do { return try await transport.send(request) } catch {
+      logger.warning("no answer from APNs", ["error": "\(error)"])
+      return nil
+    }
+  }
+
+  /// Backoff with jitter: half a second doubling per attempt, at most 30 s, each wait a random
+  /// 50–100 % of that; nil when the next try would come after `expiresAt`.
+  func retryTime(attempts: Int, expiresAt: Date) -> Date? {
+    let base = min(30, 0.5 * pow(2, Double(min(attempts, 10))))
+    let jitter = random.withLock { 0.5 + Double($0.next() % 1000) / 2000 }
+    let at = clock.now() + base * jitter
+    return at < expiresAt ? at : nil
+  }
+
+  private func count(_ request: APNsRequest, _ response: APNsResponse?) {
+    let result = response.map { $0.status == 200 ? "ok" : ($0.reason ?? "\($0.status)") } ?? "noAnswer"
+    metrics.counter(
+      "pushes_total", help: "Pushes by type, priority and APNs result.",
+      labels: [
+        ("type", request.pushType.rawValue), ("priority", String(request.priority)), ("result", result),
+      ]
+    ).increment()
+  }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+
+/// What the Live Activity card shows (the app's `ContentState`): the stage, the ETA range as
+/// Unix seconds, the rider's first name.
+public struct LiveActivityContent: Codable, Hashable, Sendable {
+  public var status: String
+  public var etaEarliest: Int?
+  public var etaLatest: Int?
+  public var riderFirstName: String?
+
+  public init(status: String, etaEarliest: Int?, etaLatest: Int?, riderFirstName: String?) {
+    self.status = status
+    self.etaEarliest = etaEarliest
+    self.etaLatest = etaLatest
+    self.riderFirstName = riderFirstName
+  }
+
+  public init(_ snapshot: TrackingSnapshot) {
+    self.init(
+      status: snapshot.status.rawValue, etaEarliest: snapshot.eta.map { Self.seconds($0.earliest) },
+      etaLatest: snapshot.eta.map { Self.seconds($0.latest) }, riderFirstName: snapshot.rider?.firstName)
+  }
+
+  static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
+}
+
+/// An alert's text.
+public struct AlertText: Codable, Hashable, Sendable {
+  public var title: String
+  public var body: String
+
+  public init(title: String, body: String) {
+    self.title = title
+    self.body = body
+  }
+}
+
+/// The bodies of the pushes NotifyGateway sends, as JSON with sorted keys (so they can be
+/// compared with golden files).
+public enum PushPayloads {
+  public enum Event: String, Sendable, Hashable { case update, end }
+
+  struct LiveActivity: Encodable {
+    struct APS: Encodable {
+      var timestamp: Int
+      var event: String
+      var contentState: LiveActivityContent
+      var staleDate: Int?
+      var dismissalDate: Int?
+      var alert: AlertText?
+      var relevanceScore: Double?
+
+      enum CodingKeys: String, CodingKey {
+        case timestamp, event, alert
+        case contentState = "content-state"
+        case staleDate = "stale-date"
+        case dismissalDate = "dismissal-date"
+        case relevanceScore = "relevance-score"
+      }
+    }
+    var aps: APS
+  }
+
+  /// An ActivityKit push: `timestamp` is the snapshot's `generatedAt` (the device ignores an
+  /// update older than the one it shows); an update goes stale `staleAfter` seconds later; an
+  /// end is dismissed `dismissAfter` seconds later.
+  public static func liveActivity(
+    _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, staleAfter: TimeInterval = 180,
+    dismissAfter: TimeInterval = 900
+  ) -> [UInt8] {
+    let timestamp = LiveActivityContent.seconds(snapshot.generatedAt)
+    let aps = LiveActivity.APS(
+      timestamp: timestamp, event: event.rawValue, contentState: LiveActivityContent(snapshot),
+      staleDate: event == .update ? timestamp + Int(staleAfter) : nil,
+      dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
+      relevanceScore: nil)
+    return encode(LiveActivity(aps: aps))
+  }
+
+  struct Alert: Encodable {
+    struct APS: Encodable {
+      var alert: AlertText
+      var sound: String
+    }
+    var aps: APS
+    var orderId: String
+  }
+
+  /// A plain alert to the customer's devices, naming the order so a tap opens it.
+  public static func alert(_ text: AlertText, orderId: String) -> [UInt8] {
+    encode(Alert(aps: .init(alert: text, sound: "default"), orderId: orderId))
+  }
+
+  static func encode(_ value: some Encodable) -> [UInt8] {
+    (try? JSON.encode(value)).map { [UInt8]($0) } ?? []
+  }
+
+  /// The alert a stage deserves on the lock screen, if any.
+  public static func stageAlert(_ snapshot: TrackingSnapshot) -> AlertText? {
+    switch snapshot.status {
+    case .arriving:
+      AlertText(
+        title: "Almost there",
+        body: "\(snapshot.rider?.firstName ?? "Your rider") is arriving with your order.")
+    case .delivered: AlertText(title: "Delivered", body: "Your order is at the door. Enjoy!")
+    case .cancelled:
+      AlertText(title: "Order cancelled", body: snapshot.problem ?? "The hub cancelled your order.")
+    default: nil
+    }
+  }
+}

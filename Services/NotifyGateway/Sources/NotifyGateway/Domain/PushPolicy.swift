@@ -1,0 +1,113 @@
+import Foundation
+import GrocerContracts
+
+/// What NotifyGateway knows about one Live Activity between pushes.
+public struct ActivityState: Sendable, Hashable {
+  /// The newest snapshot version looked at (sent or judged not worth sending).
+  public var lastVersion: Int64 = 0
+  /// What the card shows now, as far as we know.
+  public var shown: LiveActivityContent?
+  public var ended = false
+  /// The hour window of the priority-10 budget and what was used of it.
+  public var windowStart: Date?
+  public var highPriorityUsed = 0
+  /// When the activity started (a Live Activity lives at most eight hours).
+  public var startedAt: Date
+
+  public init(startedAt: Date) { self.startedAt = startedAt }
+}
+
+/// The rules for Live Activity pushes, pure and clock-injected:
+///
+/// - an older or repeated snapshot, or any after the end: nothing (the device would ignore it);
+/// - `delivered` / `cancelled`: `event: end` with an alert, then nothing more;
+/// - a stage change: priority 10 (with an alert on `arriving`);
+/// - an ETA that moved by `etaDrift` or more at either end: priority 5;
+/// - anything else (the rider moved, the card has no map): nothing;
+/// - over `hourlyBudget` priority-10 pushes in the activity's hour window: priority 5, counted
+///   as a downgrade;
+/// - past `maximumLifetime` (eight hours) the system ended the activity: nothing.
+public struct PushPolicy: Sendable {
+  public var hourlyBudget: Int
+  public var etaDrift: TimeInterval = 60
+  public var maximumLifetime: TimeInterval = 8 * 3600
+
+  public init(hourlyBudget: Int = 12) { self.hourlyBudget = hourlyBudget }
+
+  public enum Skip: String, Sendable, Hashable {
+    case stale, ended, expired, noVisibleChange
+  }
+
+  public struct Push: Sendable, Hashable {
+    public var priority: Int
+    public var event: PushPayloads.Event
+    public var alert: AlertText?
+    /// Wanted priority 10, sent at 5 because the budget was used up.
+    public var downgraded: Bool
+  }
+
+  public enum Decision: Sendable, Hashable {
+    case skip(Skip)
+    case send(Push)
+  }
+
+  /// The decision for `snapshot`, and the state once it is carried out (a skip also records the
+  /// version, so an older snapshot arriving later is never sent).
+  public func decide(_ snapshot: TrackingSnapshot, state: ActivityState, now: Date) -> (
+    Decision, ActivityState
+  ) {
+    var next = state
+    if state.ended { return (.skip(.ended), state) }
+    if now.timeIntervalSince(state.startedAt) >= maximumLifetime {
+      next.ended = true
+      return (.skip(.expired), next)
+    }
+    guard snapshot.version > state.lastVersion else { return (.skip(.stale), state) }
+    next.lastVersion = snapshot.version
+    let content = LiveActivityContent(snapshot)
+    let event: PushPayloads.Event
+    let wantsHigh: Bool
+    if snapshot.status.isTerminal {
+      event = .end
+      wantsHigh = true
+    } else if content.status != state.shown?.status {
+      event = .update
+      wantsHigh = true
+    } else if etaMoved(from: state.shown, to: content) {
+      event = .update
+      wantsHigh = false
+    } else {
+      return (.skip(.noVisibleChange), next)
+    }
+    var priority = wantsHigh ? 10 : 5
+    var downgraded = false
+    if wantsHigh {
+      if let start = next.windowStart, now.timeIntervalSince(start) < 3600 {
+        if next.highPriorityUsed >= hourlyBudget {
+          priority = 5
+          downgraded = true
+        }
+      } else {
+        next.windowStart = now
+        next.highPriorityUsed = 0
+      }
+      if priority == 10 { next.highPriorityUsed += 1 }
+    }
+    next.shown = content
+    next.ended = event == .end
+    let alert = PushPayloads.stageAlert(snapshot)
+    return (.send(Push(priority: priority, event: event, alert: alert, downgraded: downgraded)), next)
+  }
+
+  func etaMoved(from shown: LiveActivityContent?, to content: LiveActivityContent) -> Bool {
+    guard let shown else { return true }
+    func moved(_ a: Int?, _ b: Int?) -> Bool {
+      switch (a, b) {
+      case (nil, nil): false
+      case (let a?, let b?): abs(a - b) >= Int(etaDrift)
+      default: true
+      }
+    }
+    return moved(shown.etaEarliest, content.etaEarliest) || moved(shown.etaLatest, content.etaLatest)
+  }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GrocerCore
+import GrocerHTTP
+
+/// NotifyGateway's HTTP API: the app registers and removes its device token; operators (and
+/// tests) read what the APNs simulator received.
+struct NotifyController: Sendable {
+  let store: NotifyStore
+  /// Set when pushes go to the simulator.
+  let simulator: APNsSimulator?
+
+  var routes: [Route] {
+    var routes = [
+      Route("PUT", "/v1/devices/{token}", auth: .required, .async(putDevice)),
+      Route("DELETE", "/v1/devices/{token}", auth: .required, .async(deleteDevice)),
+    ]
+    if simulator != nil {
+      routes.append(Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), .async(simulated)))
+    }
+    return routes
+  }
+
+  /// A device token: 64 hex digits (32 bytes), stored lowercase.
+  static func deviceToken(_ request: HTTPRequest) throws -> String {
+    let token = try request.pathParameter("token").lowercased()
+    guard APNsRules.isValidToken(token, for: .alert) else {
+      throw HTTPError.unprocessable(
+        code: "invalidDeviceToken", detail: "a device token is 64 hexadecimal digits")
+    }
+    return token
+  }
+
+  @Sendable func putDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
+    let token = try Self.deviceToken(request)
+    let store = self.store
+    try await Self.storage {
+      try await store.database.onWriterQueue { try store.registerDevice(token, user: user) }
+    }
+    return .noContent()
+  }
+
+  @Sendable func deleteDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
+    let token = try Self.deviceToken(request)
+    let store = self.store
+    guard
+      try await Self.storage({
+        try await store.database.onWriterQueue { try store.removeDevice(token, user: user) }
+      })
+    else { throw HTTPError.notFound(code: "deviceNotFound", detail: "this token is not registered for you") }
+    return .noContent()
+  }
+
+  /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first.
+  @Sendable func simulated(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let token = try request.pathParameter("token").lowercased()
+    struct Reply: Encodable {
+      var token: String
+      var pushes: [APNsSimulator.Received]
+    }
+    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator?.received(by: token) ?? []))
+  }
+
+  static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let error as HTTPError { throw error } catch {
+      throw HTTPError.serviceUnavailable(
+        retryAfter: 1, detail: "the notification database is busy; ask again")
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+
+/// A wired NotifyGateway: its HTTP responder, store, delivery engine, the simulator (when pushes
+/// go to it), and the long-running parts in start order.
+public struct NotifyGatewayApp: Sendable {
+  public let router: Router
+  public let store: NotifyStore
+  public let engine: DeliveryEngine
+  public let simulator: APNsSimulator?
+  public let http: HTTPServer
+  public let services: [any LifecycleService]
+  public let metrics: MetricsRegistry
+
+  public func run(logger: Logger) async throws {
+    try await ServiceGroup(services: services, logger: logger).run()
+  }
+}
+
+/// The composition root. Pushes go to `transport` when given (the real APNs provider API),
+/// else to the built-in simulator.
+public func buildNotifyGateway(
+  configuration: NotifyGatewayConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
+  metrics: MetricsRegistry = MetricsRegistry(), transport: (any APNsTransport)? = nil
+) throws -> NotifyGatewayApp {
+  let database = try SQLiteDatabase(
+    path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)
+  let store = NotifyStore(database: database, clock: clock, updateLifetime: configuration.updateLifetime)
+  var simulator: APNsSimulator?
+  if transport == nil {
+    var options = APNsSimulator.Options(bundleID: configuration.bundleID)
+    options.perTokenBurst = configuration.simulatorBurst
+    options.failureRate = configuration.simulatorFailureRate
+    options.latency = .milliseconds(Int(configuration.simulatorLatency * 1000))
+    simulator = APNsSimulator(options: options, clock: clock)
+  }
+  var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
+  engineOptions.concurrency = configuration.concurrency
+  let engine = DeliveryEngine(
+    store: store, transport: transport ?? simulator!,
+    policy: PushPolicy(hourlyBudget: configuration.hourlyBudget),
+    options: engineOptions, clock: clock, logger: logger, metrics: metrics)
+
+  let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  let handler = NotifyEventHandler(
+    store: store, consumer: configuration.serviceName, logger: logger,
+    coalesced: metrics.counter(
+      "push_coalesced_total", help: "Updates replaced by a newer one before sending."),
+    wake: { engine.wake() })
+  let consumer = AMQPConsumer(
+    configuration: amqp.named("\(configuration.serviceName)-events"),
+    queue: QueueSpec(
+      name: configuration.serviceName, bindingKeys: NotifyEventHandler.bindingKeys,
+      kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
+    logger: logger, metrics: metrics, handler: handler.handle)
+  let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
+    _ = try await database.onWriterQueue {
+      try database.write { try Inbox.purge(olderThan: clock.now() - 7 * 86_400, in: $0) }
+    }
+  }
+
+  let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
+  var router = Router(verifier: verifier, metrics: metrics, logger: logger)
+  router.add(NotifyController(store: store, simulator: simulator).routes)
+  router.addOperationalRoutes(registry: metrics) {
+    [
+      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "broker": consumer.isConnected,
+    ]
+  }
+  let http = HTTPServer(
+    configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8085),
+    responder: router, logger: logger)
+  return NotifyGatewayApp(
+    router: router, store: store, engine: engine, simulator: simulator, http: http,
+    services: [engine, consumer, inboxPurge, http], metrics: metrics)
+}
