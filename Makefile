@@ -58,6 +58,7 @@ run: services gateway
 	@echo "  CartService   http://127.0.0.1:$${GROCER_CART_PORT:-8082}  (/health/ready, /metrics)"
 	@echo "  OrderService  http://127.0.0.1:$${GROCER_ORDER_PORT:-8083}  (/health/ready, /metrics)"
 	@echo "  TrackingService http://127.0.0.1:$${GROCER_TRACKING_PORT:-8084}  (/health/ready, /metrics)"
+	@echo "  NotifyGateway http://127.0.0.1:$${GROCER_NOTIFY_PORT:-8085}  (/health/ready, /metrics; the APNs simulator's record: GET /v1/sim/devices/{token} as staff)"
 	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
 	@echo "  logs          $${GROCER_VAR_DIR:-var}/log/    data  $${GROCER_VAR_DIR:-var}/data/"
 	@echo "Try it:"

@@ -34,7 +34,7 @@ SERVICES=(
   "cart-service $CART_PORT cart load-demo"
   "order-service $ORDER_PORT order -"
   "tracking-service $TRACKING_PORT tracking -"
-  # "notify-gateway $NOTIFY_PORT notify -"
+  "notify-gateway $NOTIFY_PORT notify -"
 )
 
 log() { echo "${LOG_PREFIX:-grocer}: $*" >&2; }

@@ -1,0 +1,105 @@
+import Foundation
+import GrocerAMQP
+import GrocerAuth
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import GrocerStorage
+import GrocerTestSupport
+import Synchronization
+import Testing
+
+@testable import NotifyGateway
+
+/// One NotifyGateway for a test: temporary data, a manual clock, the simulator (or a scripted
+/// transport), a queue of its own.
+struct NotifyFixture {
+  static let secret = "notify-test-secret"
+  static let bundle = "com.grocer.app"
+
+  let app: NotifyGatewayApp
+  let client: TestClient
+  let clock: ManualClock
+  let configuration: NotifyGatewayConfiguration
+  var consumer: String { configuration.serviceName }
+
+  init(budget: Int = 12, transport: (any APNsTransport)? = nil, clock: ManualClock = ManualClock()) throws {
+    let unique = UUID().uuidString.prefix(8).lowercased()
+    var configuration = NotifyGatewayConfiguration(
+      settings: Settings([
+        "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-notify-\(unique)",
+        "GROCER_JWT_SECRET": Self.secret,
+      ]))
+    configuration.serviceName = "notify-test-\(unique)"
+    configuration.hourlyBudget = budget
+    configuration.queueExpiry = 600
+    configuration.simulatorBurst = 1000
+    self.configuration = configuration
+    self.clock = clock
+    app = try buildNotifyGateway(
+      configuration: configuration, logger: .discarding(), clock: clock, transport: transport)
+    client = TestClient(app.router)
+  }
+
+  static func activityToken(_ n: Int) -> String {
+    String(format: "%08x", n) + String(repeating: "ab", count: 76)
+  }
+  static func deviceToken(_ n: Int) -> String {
+    String(format: "%08x", n) + String(repeating: "cd", count: 28)
+  }
+
+  func snapshot(
+    _ orderId: String, _ version: Int64, _ status: TrackingStatus, eta: (Double, Double)? = (600, 900)
+  ) -> TrackingSnapshot {
+    TrackingSnapshot(
+      orderId: orderId, version: version, status: status, problem: nil,
+      eta: status.isTerminal
+        ? nil : eta.map { ETARange(earliest: clock.now() + $0.0, latest: clock.now() + $0.1) },
+      rider: status == .onTheWay || status == .arriving
+        ? RiderView(firstName: "Ana", lat: 52.52, lng: 13.40, recordedAt: clock.now()) : nil,
+      destination: GeoPoint(lat: 52.53, lng: 13.41), generatedAt: clock.now() + Double(version))
+  }
+
+  /// `tracking.updated` as the consumer would apply it.
+  @discardableResult
+  func update(
+    _ snapshot: TrackingSnapshot, changed: [TrackingChange] = [.stage], user: String = "u1", id: String? = nil
+  ) throws -> NotifyStore.Queued {
+    try app.store.enqueue(
+      TrackingUpdated(userId: user, hub: "h1", snapshot: snapshot, changed: changed, previousStatus: .placed),
+      occurredAt: clock.now(), messageID: id ?? "m-\(snapshot.orderId)-\(snapshot.version)",
+      consumer: consumer)
+  }
+
+  func activity(_ orderId: String, token: String, user: String = "u1") throws {
+    try app.store.setActivityToken(
+      LiveActivityToken(orderId: orderId, userId: user, hub: "h1", token: token),
+      messageID: "t-\(orderId)-\(token)",
+      consumer: consumer)
+  }
+
+  /// Runs delivery rounds until nothing is due.
+  func deliver() async {
+    while await app.engine.round() {}
+  }
+
+  func received(_ token: String) -> [APNsSimulator.Received] { app.simulator?.received(by: token) ?? [] }
+
+  func headers(_ user: String, role: Principal.Role = .customer) -> [String: String] {
+    let token = HS256Signer(secret: Self.secret).sign(
+      claims: TokenClaims(
+        subject: user, role: role, hubs: ["*"], issuedAt: clock.now(), expiresAt: clock.now() + 3600))
+    return ["Authorization": "Bearer \(token)"]
+  }
+}
+
+/// A transport answering from a script, then 200: for 429 storms and dead tokens.
+final class ScriptedTransport: APNsTransport {
+  let script = Mutex<[APNsResponse]>([])
+  let sent = Mutex<[APNsRequest]>([])
+
+  func send(_ request: APNsRequest) async throws -> APNsResponse {
+    sent.withLock { $0.append(request) }
+    return script.withLock { $0.isEmpty ? .ok : $0.removeFirst() }
+  }
+}
