@@ -20,6 +20,7 @@ let package = Package(
     .systemLibrary(name: "CRabbitMQ", path: "Shared/CRabbitMQ", pkgConfig: "librabbitmq"),
     .systemLibrary(name: "CSQLite", path: "Shared/CSQLite", pkgConfig: "sqlite3"),
     .systemLibrary(name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl"),
+    .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl"),
 
     // The shared foundation.
     .target(name: "GrocerCore", path: "Shared/GrocerCore"),
@@ -27,6 +28,8 @@ let package = Package(
     .target(name: "GrocerAMQP", dependencies: ["GrocerCore", "CRabbitMQ"], path: "Shared/GrocerAMQP"),
     .target(name: "GrocerStorage", dependencies: ["GrocerCore", "CSQLite"], path: "Shared/GrocerStorage"),
     .target(name: "GrocerAuth", dependencies: ["GrocerCore", "COpenSSL"], path: "Shared/GrocerAuth"),
+    .target(
+      name: "GrocerHTTPClient", dependencies: ["GrocerCore", "CCurl"], path: "Shared/GrocerHTTPClient"),
     // What services say to each other: event payloads, request/reply messages, shared values.
     .target(name: "GrocerContracts", dependencies: ["GrocerCore"], path: "Shared/GrocerContracts"),
     .executableTarget(
@@ -108,6 +111,9 @@ let package = Package(
     .testTarget(
       name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"],
       path: "Tests/GrocerStorageTests"),
+    .testTarget(
+      name: "GrocerHTTPClientTests", dependencies: ["GrocerHTTPClient", "GrocerCore", "GrocerHTTP"],
+      path: "Tests/GrocerHTTPClientTests"),
     .testTarget(
       name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
     .testTarget(
