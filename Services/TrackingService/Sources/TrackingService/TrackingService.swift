@@ -29,7 +29,8 @@ public func buildTrackingService(
 ) throws -> TrackingServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
-  let store = TrackingStore(database: database, clock: clock, ids: ids, eta: eta)
+  let store = TrackingStore(
+    database: database, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(

@@ -3,7 +3,8 @@ import GrocerCore
 
 /// Everything TrackingService reads from its environment, with working local defaults.
 public struct TrackingServiceConfiguration: Sendable {
-  /// Name used as the durable queue's name, the inbox consumer and the log label.
+  /// Name used as the durable queue's name, the inbox consumer, the events' `source` and the
+  /// log label.
   public var serviceName = "tracking-service"
   public var dataDirectory: String
   public var jwtSecret: String

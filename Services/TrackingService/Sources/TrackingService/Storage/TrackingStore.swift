@@ -46,14 +46,18 @@ public final class TrackingStore: Sendable {
   private let clock: any WallClock
   private let ids: any IDGenerator
   private let eta: ETAModel
+  /// The events' `source` (the service's name).
+  private let source: String
 
   public init(
-    database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, eta: ETAModel = ETAModel()
+    database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, eta: ETAModel = ETAModel(),
+    source: String = TrackingEventType.source
   ) {
     self.database = database
     self.clock = clock
     self.ids = ids
     self.eta = eta
+    self.source = source
   }
 
   // MARK: - Reading
@@ -197,7 +201,7 @@ public final class TrackingStore: Sendable {
       try Outbox.append(
         try EventEnvelope(
           id: self.ids.next(), type: TrackingEventType.liveActivityToken, occurredAt: now,
-          source: TrackingEventType.source, correlationId: correlationID, subject: orderId, sequence: version,
+          source: source, correlationId: correlationID, subject: orderId, sequence: version,
           payload: payload), in: db)
       return true
     }
@@ -249,7 +253,7 @@ public final class TrackingStore: Sendable {
     try Outbox.append(
       try EventEnvelope(
         id: ids.next(), type: TrackingEventType.updated, occurredAt: record.generatedAt,
-        source: TrackingEventType.source, correlationId: correlationID, subject: record.orderId,
+        source: source, correlationId: correlationID, subject: record.orderId,
         sequence: record.version, payload: payload), in: db)
   }
 
