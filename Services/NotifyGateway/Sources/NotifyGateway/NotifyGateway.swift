@@ -26,7 +26,8 @@ public struct NotifyGatewayApp: Sendable {
 /// else to the built-in simulator.
 public func buildNotifyGateway(
   configuration: NotifyGatewayConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  metrics: MetricsRegistry = MetricsRegistry(), transport: (any APNsTransport)? = nil
+  metrics: MetricsRegistry = MetricsRegistry(), transport: (any APNsTransport)? = nil,
+  onDelivered: (@Sendable (TimeInterval) -> Void)? = nil
 ) throws -> NotifyGatewayApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)
@@ -41,6 +42,7 @@ public func buildNotifyGateway(
   }
   var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
   engineOptions.concurrency = configuration.concurrency
+  engineOptions.onDelivered = onDelivered
   let engine = DeliveryEngine(
     store: store, transport: transport ?? simulator!,
     policy: PushPolicy(hourlyBudget: configuration.hourlyBudget),

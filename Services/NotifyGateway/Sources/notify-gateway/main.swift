@@ -20,7 +20,40 @@ case nil, "serve":
     logger.error("notify-gateway failed", ["error": "\(error)"])
     exit(1)
   }
+case "load":
+  // notify-gateway load [--orders N] [--rate EVENTS_PER_S] [--seconds S] [--chart FILE.svg]
+  var options = PushLoadTool.Options(settings: settings)
+  var rest = CommandLine.arguments.dropFirst(2)[...]
+  while let flag = rest.popFirst() {
+    guard let value = rest.popFirst() else {
+      FileHandle.standardError.write(Data("\(flag) needs a value\n".utf8))
+      exit(2)
+    }
+    switch flag {
+    case "--orders": options.orders = max(1, Int(value) ?? options.orders)
+    case "--rate": options.rate = max(1, Int(value) ?? options.rate)
+    case "--seconds": options.seconds = max(1, Int(value) ?? options.seconds)
+    case "--budget": options.hourlyBudget = max(0, Int(value) ?? options.hourlyBudget)
+    case "--chart": options.chartPath = value
+    default:
+      FileHandle.standardError.write(Data("unknown argument \(flag)\n".utf8))
+      exit(2)
+    }
+  }
+  let quiet = Logger(label: "push-load", level: .warning)
+  do {
+    let report = try await PushLoadTool(options: options, logger: quiet).run { line in
+      FileHandle.standardError.write(Data("\r\(line)   ".utf8))
+    }
+    FileHandle.standardError.write(Data("\n".utf8))
+    print(report)
+    if let chart = options.chartPath { print("chart: \(chart)") }
+  } catch {
+    FileHandle.standardError.write(Data("\npush load failed: \(error)\n".utf8))
+    exit(1)
+  }
 default:
-  FileHandle.standardError.write(Data("usage: notify-gateway [serve]\n".utf8))
+  FileHandle.standardError.write(
+    Data("usage: notify-gateway [serve | load [--orders N] [--rate N] [--seconds N] [--chart FILE]]\n".utf8))
   exit(2)
 }

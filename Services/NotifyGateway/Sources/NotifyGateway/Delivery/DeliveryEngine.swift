@@ -16,6 +16,8 @@ public final class DeliveryEngine: LifecycleService {
     public var concurrency = 64
     /// Rows fetched per round.
     public var batch = 512
+    /// Told every delivered push's event-to-push latency, in seconds (the load tool's samples).
+    public var onDelivered: (@Sendable (TimeInterval) -> Void)?
 
     public init(bundleID: String) { self.bundleID = bundleID }
   }
@@ -123,7 +125,7 @@ public final class DeliveryEngine: LifecycleService {
     switch response?.disposition {
     case .delivered?:
       if push.downgraded { downgrades.increment() }
-      latency.observe(max(0, clock.now().timeIntervalSince(update.occurredAt)))
+      observe(update.occurredAt)
       await record(update, .handled(next))
     case .removeToken?:
       logger.info(
@@ -164,7 +166,7 @@ public final class DeliveryEngine: LifecycleService {
     count(request, response)
     var retryAt: Date?
     switch response?.disposition {
-    case .delivered?: latency.observe(max(0, clock.now().timeIntervalSince(alert.occurredAt)))
+    case .delivered?: observe(alert.occurredAt)
     case .retry?, nil:
       retryAt = retryTime(attempts: alert.attempts, expiresAt: alert.expiresAt)
       if retryAt == nil { dropped.increment() }
@@ -180,6 +182,12 @@ public final class DeliveryEngine: LifecycleService {
   }
 
   // MARK: - Helpers
+
+  private func observe(_ occurredAt: Date) {
+    let seconds = max(0, clock.now().timeIntervalSince(occurredAt))
+    latency.observe(seconds)
+    options.onDelivered?(seconds)
+  }
 
   /// The transport's answer; nil when none came (counted, retried like a 5xx).
   private func send(_ request: APNsRequest) async -> APNsResponse? {

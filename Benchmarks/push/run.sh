@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Push load: NotifyGateway's whole path — tracking.updated through RabbitMQ, the consumer and
+# its store (coalescing), the delivery engine and push policy, into the APNs simulator — with
+# `notify-gateway load`, which runs the gateway in its own process on a queue of its own.
+# Two runs: a fixed 1,000 events/s for BENCH_SECONDS (latency target: p99 < 100 ms) and a short
+# one at BENCH_MAX_RATE events/s (throughput target: >= 5,000 pushes/s). Builds nothing: `make
+# bench` builds the release binaries first.
+#
+# Environment (all optional):
+#   BENCH_ORDERS 2000   BENCH_SECONDS 60   BENCH_MAX_RATE 6000   BENCH_MAX_SECONDS 15
+#   GROCER_BIN_DIR      where notify-gateway is (default .build/release)
+set -euo pipefail
+LOG_PREFIX=push-bench
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=deploy/local/lib.sh
+source "$HERE/../../deploy/local/lib.sh"
+
+ORDERS="${BENCH_ORDERS:-2000}"
+SECONDS_AT_1000="${BENCH_SECONDS:-60}"
+MAX_RATE="${BENCH_MAX_RATE:-6000}"
+MAX_SECONDS="${BENCH_MAX_SECONDS:-15}"
+[[ -x "$BIN_DIR/notify-gateway" ]] || die "$BIN_DIR/notify-gateway is missing (make bench builds it)"
+bash "$GROCER_ROOT/deploy/local/rabbitmq.sh" start >/dev/null
+
+OUT="$(mktemp -d /tmp/grocer-bench-push.XXXXXX)"
+log "charts and reports in $OUT"
+export GROCER_LOG_LEVEL=warning
+
+echo "== fixed rate: 1000 tracking.updated/s for ${SECONDS_AT_1000} s, $ORDERS Live Activities"
+"$BIN_DIR/notify-gateway" load --orders "$ORDERS" --rate 1000 --seconds "$SECONDS_AT_1000" \
+  --chart "$OUT/push-1000.svg" | tee "$OUT/push-1000.txt"
+
+echo
+echo "== full speed: $MAX_RATE tracking.updated/s offered for ${MAX_SECONDS} s"
+"$BIN_DIR/notify-gateway" load --orders "$ORDERS" --rate "$MAX_RATE" --seconds "$MAX_SECONDS" \
+  --chart "$OUT/push-max.svg" | tee "$OUT/push-max.txt"
+
+echo
+echo "targets (issue 6): >= 5,000 pushes/s sustained; p99 event -> push < 100 ms at 1,000/s"
+echo "charts: $OUT/push-1000.svg $OUT/push-max.svg"
