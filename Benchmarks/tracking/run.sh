@@ -17,6 +17,11 @@
 #                              request is due)                 BENCH_THREADS 2
 #   BENCH_MAX_DURATION  10     seconds of each full-speed run (0: none)  BENCH_MAX_CONNECTIONS 64
 #   BENCH_HUB           h3     BENCH_TRACKING_PORT 18184       BENCH_NGINX_PORT 18194
+#   BENCH_MIX           both   or get / post: only the polls, or only the fixes (the offered load
+#                              halves: one request per order every BENCH_PERIOD)
+#   BENCH_PERF          unset  1: `perf record` the service during the fixed-rate run and print
+#                              its hottest symbols (where the time goes)
+#   BENCH_YARDSTICK     1      0: skip nginx (quicker runs while looking into the service)
 #   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
 #   GROCER_BIN_DIR      where tracking-service and grocer-token are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
@@ -39,8 +44,13 @@ HUB="${BENCH_HUB:-h3}"
 PORT="${BENCH_TRACKING_PORT:-18184}"
 NGINX_PORT="${BENCH_NGINX_PORT:-18194}"
 LEVEL="${BENCH_LOG_LEVEL:-warning}"
+MIX="${BENCH_MIX:-both}"
+PERF="${BENCH_PERF:-}"
+YARDSTICK="${BENCH_YARDSTICK:-1}"
 HELPER="$HERE/tracking_bench.py"
 
+[[ "$MIX" =~ ^(both|get|post)$ ]] || die "BENCH_MIX must be both, get or post"
+[[ -z "$PERF" ]] || command -v perf >/dev/null || die "BENCH_PERF needs perf"
 for tool in wrk curl nginx python3; do
   command -v "$tool" >/dev/null || die "$tool is not installed"
 done
@@ -55,7 +65,7 @@ done
 for port in "$PORT" "$NGINX_PORT"; do
   port_answers "$port" && die "port $port is taken"
 done
-RATE="$(awk -v n="$ORDERS" -v p="$PERIOD" 'BEGIN { printf "%g", 2 * n / p }')"
+RATE="$(awk -v n="$ORDERS" -v p="$PERIOD" -v k="$([[ $MIX == both ]] && echo 2 || echo 1)" 'BEGIN { printf "%g", k * n / p }')"
 RUN_ID="tb$(date +%s)"
 
 WORK="$(mktemp -d /tmp/grocer-bench-tracking.XXXXXX)"
@@ -222,7 +232,7 @@ declare -A CPU
 run_wrk() { # name port mode seconds connections: runs tracking.lua, keeps RESULT[name:get|post|all]
   local name=$1 port=$2 mode=$3 seconds=$4 connections=$5 out before after wrk_cpu
   read -ra before < <(cpu_snapshot)
-  out="$( { TIMEFORMAT='%U %S'; time TRACKING_BENCH_THREADS="$THREADS" TRACKING_BENCH_MODE="$mode" \
+  out="$( { TIMEFORMAT='%U %S'; time TRACKING_BENCH_THREADS="$THREADS" TRACKING_BENCH_MODE="$mode" TRACKING_BENCH_MIX="$MIX" \
     wrk -t"$THREADS" -c"$connections" -d"${seconds}s" --timeout 10s -s "$HERE/tracking.lua" \
     "http://127.0.0.1:$port" -- "$WORK/plan.tsv" "$RATE" "$WARMUP" 2>&1; } 2>"$WORK/wrk-time.txt")" ||
     { echo "$out" >&2; die "wrk failed"; }
@@ -233,10 +243,12 @@ run_wrk() { # name port mode seconds connections: runs tracking.lua, keeps RESUL
     printf '%-14s %s\n' "$name" "${RESULT[$name:$kind]#RESULT }"
   done
   wrk_cpu="$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$WORK/wrk-time.txt")"
-  # CPU ms per second of the run: service broker nginx wrk, machine busy %
+  # CPU ms per second of the run: service broker nginx wrk, machine busy %, everything else
+  # (other processes on this shared machine; wrk's time is its whole run, so roughly)
   CPU[$name]="$(awk -v s="$((after[0] - before[0]))" -v b="$((after[1] - before[1]))" -v n="$((after[2] - before[2]))" \
     -v w="$wrk_cpu" -v busy="$((after[3] - before[3]))" -v total="$((after[4] - before[4]))" -v t="$TICK_MS" -v d="$seconds" \
-    'BEGIN { printf "%d %d %d %d %d", s * t / d, b * t / d, n * t / d, w / d, (total > 0 ? 100 * busy / total + 0.5 : 0) }')"
+    'BEGIN { printf "%d %d %d %d %d %d", s * t / d, b * t / d, n * t / d, w / d, (total > 0 ? 100 * busy / total + 0.5 : 0),
+      (busy * t - s * t - b * t - n * t - w) / d }')"
 }
 
 echo "tracking: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $ORDERS orders on the way, a poll and a fix" \
@@ -247,6 +259,12 @@ echo "tracking: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $ORDERS orde
 log "fixed rate: $RATE requests/s for ${DURATION}s"
 buckets >"$WORK/buckets-before.txt"
 published_before="$(metric_sum outbox_published_total)"
+PERF_PID=""
+if [[ -n "$PERF" ]]; then
+  perf record -q -F 499 -g -p "$SERVICE_PID" -o "$WORK/perf.data" -- sleep "$((DURATION - WARMUP))" \
+    >"$WORK/perf.log" 2>&1 &
+  PERF_PID=$!
+fi
 run_wrk service "$PORT" rate "$DURATION" "$CONNECTIONS"
 published_after="$(metric_sum outbox_published_total)"
 backlog_after="$(metric_sum outbox_backlog)"
@@ -262,9 +280,11 @@ SERVICE_RSS_KB="$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVICE_PID/status")"
 sleep 1
 
 # --- (2) The same schedule against nginx.
-log "fixed rate against nginx"
-run_wrk nginx "$NGINX_PORT" rate "$DURATION" "$CONNECTIONS"
-sleep 1
+if [[ "$YARDSTICK" != 0 ]]; then
+  log "fixed rate against nginx"
+  run_wrk nginx "$NGINX_PORT" rate "$DURATION" "$CONNECTIONS"
+  sleep 1
+fi
 
 # --- (3) Full speed (closed loop), the same mix: how far the service is from its ceiling.
 if ((MAX_DURATION > 0)); then
@@ -275,7 +295,7 @@ if ((MAX_DURATION > 0)); then
   alive "$SERVICE_PID" || die "tracking-service died during the full-speed run"
   wait_backlog 120 || true
   sleep 1
-  run_wrk nginx-max "$NGINX_PORT" max "$MAX_DURATION" "$MAX_CONNECTIONS"
+  if [[ "$YARDSTICK" != 0 ]]; then run_wrk nginx-max "$NGINX_PORT" max "$MAX_DURATION" "$MAX_CONNECTIONS"; fi
 fi
 
 # --- Summary.
@@ -313,20 +333,31 @@ echo "tracking.updated: $((published_after - published_before)) published during
   "(accepted fixes counted: $accepted_fixes, $(awk -v a="$accepted_fixes" -v w="$window" 'BEGIN { printf (w > 0 ? sprintf("%.0f", a / w) : "-") }')/s);" \
   "backlog at the end $backlog_after, drained in ${DRAIN_SECONDS}s ($((published_drained - published_after)) more)"
 echo "as the service's histogram saw it: GET $SERVER_GET; POST $SERVER_POST"
-read -r c_service c_broker c_nginx c_wrk c_busy <<<"${CPU[service]}"
-read -r n_service n_broker n_nginx n_wrk n_busy <<<"${CPU[nginx]}"
-echo "CPU ms per second at the fixed rate (1000 = one core): tracking-service $c_service, broker $c_broker, wrk $c_wrk;" \
-  "machine busy $c_busy% of $(nproc) cores. nginx run: nginx $n_nginx, wrk $n_wrk, busy $n_busy%"
+read -r c_service c_broker c_nginx c_wrk c_busy c_other <<<"${CPU[service]}"
+read -r n_service n_broker n_nginx n_wrk n_busy n_other <<<"${CPU[nginx]:-- - - - - -}"
+echo "CPU ms per second at the fixed rate (1000 = one core): tracking-service $c_service, broker $c_broker, wrk $c_wrk," \
+  "other processes $c_other; machine busy $c_busy% of $(nproc) cores. nginx run: nginx $n_nginx, wrk $n_wrk," \
+  "other processes $n_other, busy $n_busy%"
 echo "CPU per request: tracking-service $(awk -v c="$c_service" -v r="$(field service:all rps)" 'BEGIN { printf (r > 0 ? sprintf("%.3f", c / r) : "-") }') ms," \
   "nginx $(awk -v c="$n_nginx" -v r="$(field nginx:all rps)" 'BEGIN { printf (r > 0 ? sprintf("%.3f", c / r) : "-") }') ms"
+if [[ -n "$PERF_PID" ]]; then
+  wait "$PERF_PID" || true
+  echo "where tracking-service's CPU went at the fixed rate (perf, self time, top symbols):"
+  perf report -i "$WORK/perf.data" --no-children --sort dso,symbol --percent-limit 0.7 --stdio 2>/dev/null |
+    grep -E '^ +[0-9.]+%' | head -n 40 | cut -c 1-160
+  echo "by thread:"
+  perf report -i "$WORK/perf.data" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' | head -n 12
+  cp "$WORK/perf.data" "/tmp/grocer-bench-tracking-$MIX.perf.data"
+  echo "(the profile: /tmp/grocer-bench-tracking-$MIX.perf.data; perf report -i it --children)"
+fi
 if ((MAX_DURATION > 0)); then
   echo "full speed (closed loop, -c$MAX_CONNECTIONS, same mix): service $(field service-max:all rps) requests/s" \
     "(GET p99 $(ms "$(field service-max:get p99_us)") ms, POST p99 $(ms "$(field service-max:post p99_us)") ms," \
     "non-2xx $(($(field service-max:get non2xx) + $(field service-max:post non2xx))), $((max_published_after - max_published_before)) events)," \
     "nginx $(field nginx-max:all rps); ratio $(ratio "$(field service-max:all rps)" "$(field nginx-max:all rps)");" \
     "headroom over the offered load $(ratio "$(field service-max:all rps)" "$RATE")x"
-  read -r m_service _ _ m_wrk m_busy <<<"${CPU[service-max]}"
-  echo "  CPU at full speed: tracking-service $m_service ms/s, wrk $m_wrk ms/s, busy $m_busy%"
+  read -r m_service m_broker _ m_wrk m_busy m_other <<<"${CPU[service-max]}"
+  echo "  CPU at full speed: tracking-service $m_service ms/s, broker $m_broker, wrk $m_wrk, other processes $m_other, busy $m_busy%"
 fi
 echo "tracking-service RSS after the fixed-rate run: $((SERVICE_RSS_KB / 1024)) MB; $(grep -c . "$WORK/tracking.log" || true) log lines at $LEVEL"
 if [[ -s "$WORK/tracking.log" ]]; then

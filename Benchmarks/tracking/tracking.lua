@@ -18,6 +18,7 @@
 -- lowering the load (what wrk2 does; wrk2 is not installed). The send's lateness is reported too.
 -- The due time rides in X-Request-ID (the service echoes it; nginx is told to).
 -- TRACKING_BENCH_MODE=max: no delay, every connection sends as fast as replies come (closed loop).
+-- TRACKING_BENCH_MIX=get or post: only that request (to see each alone); default both.
 --
 -- At the end prints:
 --   RESULT kind=get|post requests=.. p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..
@@ -43,6 +44,8 @@ end
 
 local RIDE_SECONDS = 900
 local paced = (os.getenv("TRACKING_BENCH_MODE") or "rate") ~= "max"
+local mix = os.getenv("TRACKING_BENCH_MIX") or "both"
+assert(mix == "both" or mix == "get" or mix == "post", "TRACKING_BENCH_MIX must be both, get or post")
 
 local threads = {}
 local orders = {}
@@ -128,8 +131,13 @@ function request()
   end
   slot = slot + 1
   local n = #orders
-  local round = math.floor((slot - 1) / 2)
-  if slot % 2 == 1 then
+  local round, get
+  if mix == "both" then
+    round, get = math.floor((slot - 1) / 2), slot % 2 == 1
+  else
+    round, get = slot - 1, mix == "get"
+  end
+  if get then
     local order = orders[round % n + 1]
     return order.get .. "X-Request-ID: g" .. due .. "-" .. now .. "\r\n\r\n"
   end
