@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// The handler runs in a Task, never on the connection thread, **one delivery at a time in
 /// delivery order**; its disposition goes back to the connection thread, which acks only after
-/// the handler returned (consecutive acks are coalesced into one `multiple` ack). After every
+/// the handler returned (consecutive acks are coalesced into one `multiple` ack). A batch
+/// handler instead gets every delivery already waiting (up to `maximumBatch`, in order) at once,
+/// so it can apply them in one transaction; each still gets its own disposition. After every
 /// (re)connect the queue and bindings are declared again and `onConnected` runs before the first
 /// delivery of that connection, so a cache can drop what it may have missed. Deliveries of a
 /// broken connection that were not yet handled are dropped: the broker delivers them again.
@@ -19,6 +21,11 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   private let prefetch: Int
   private let logger: Logger
   private let handler: @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?)
+  private let batchHandler: (@Sendable ([AMQPDelivery]) async -> [AMQPDisposition])?
+  private let maximumBatch: Int
+  /// Items yielded by the connection thread and not yet taken by the worker: the worker takes
+  /// more into a batch only while this says they are there (so it never waits for one).
+  private let buffered = Atomic<Int>(0)
   private let onConnected: (@Sendable () async -> Void)?
   private let consumed: Counter?
   private let deadLettered: Counter?
@@ -47,14 +54,31 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
       metrics: metrics, handler: { delivery in (await handler(delivery), nil) }, onConnected: onConnected)
   }
 
+  /// A consumer whose `handler` gets the deliveries waiting at once (1…`maximumBatch`, in
+  /// delivery order) and answers one disposition per delivery, in the same order.
+  public convenience init(
+    configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, maximumBatch: Int, logger: Logger,
+    metrics: MetricsRegistry,
+    batchHandler: @escaping @Sendable ([AMQPDelivery]) async -> [AMQPDisposition],
+    onConnected: (@Sendable () async -> Void)? = nil
+  ) {
+    self.init(
+      configuration: configuration, queue: queue, rpcQueue: nil, prefetch: prefetch, logger: logger,
+      metrics: metrics, handler: { delivery in (await batchHandler([delivery]).first ?? .retry, nil) },
+      batchHandler: batchHandler, maximumBatch: maximumBatch, onConnected: onConnected)
+  }
+
   /// With `rpcQueue`, declares that plain classic queue instead of `queue` and publishes each
   /// handler's reply to the delivery's `reply_to` before acking (the RPC server).
   init(
     configuration: AMQPConfiguration, queue: QueueSpec, rpcQueue: String?, prefetch: Int, logger: Logger,
     metrics: MetricsRegistry?,
     handler: @escaping @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?),
+    batchHandler: (@Sendable ([AMQPDelivery]) async -> [AMQPDisposition])? = nil, maximumBatch: Int = 1,
     onConnected: (@Sendable () async -> Void)?
   ) {
+    self.batchHandler = batchHandler
+    self.maximumBatch = max(1, maximumBatch)
     self.name = "amqp-consumer-\(rpcQueue ?? queue.name)"
     self.driver = ConnectionDriver(configuration: configuration, logger: logger)
     self.queue = queue
@@ -98,21 +122,52 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   }
 
   private func work() async {
-    for await item in stream {
+    var iterator = stream.makeAsyncIterator()
+    while let first = await iterator.next() {
+      buffered.subtract(1, ordering: .relaxed)
       if stopping.load(ordering: .acquiring) { break }
-      switch item {
-      case .connected:
-        await onConnected?()
-      case .delivery(let delivery, let tag, let generation):
-        guard generation == driver.generation else { continue }
-        let (disposition, reply) = await handler(delivery)
-        consumed?.increment()
-        if disposition == .reject || (disposition == .retry && reachedDeliveryLimit(delivery)) {
-          deadLettered?.increment()
+      var items = [first]
+      if batchHandler != nil {
+        // Only what is already waiting: never hold a batch back for the next message.
+        while items.count < maximumBatch, buffered.load(ordering: .acquiring) > 0, let more = await iterator.next() {
+          buffered.subtract(1, ordering: .relaxed)
+          items.append(more)
         }
-        driver.submit { [self] channel in
-          try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel)
+      }
+      var deliveries: [(AMQPDelivery, UInt64, Int)] = []
+      for item in items {
+        switch item {
+        case .connected:
+          await handle(deliveries)
+          deliveries = []
+          await onConnected?()
+        case .delivery(let delivery, let tag, let generation):
+          guard generation == driver.generation else { continue }
+          deliveries.append((delivery, tag, generation))
         }
+      }
+      await handle(deliveries)
+    }
+  }
+
+  /// Runs the handler on `deliveries` (in order) and hands each disposition to the connection
+  /// thread to settle.
+  private func handle(_ deliveries: [(AMQPDelivery, UInt64, Int)]) async {
+    guard !deliveries.isEmpty else { return }
+    var outcomes: [(AMQPDisposition, Data?)] = []
+    if let batchHandler, deliveries.count > 1 {
+      let dispositions = await batchHandler(deliveries.map(\.0))
+      outcomes = deliveries.indices.map { (dispositions.indices.contains($0) ? dispositions[$0] : .retry, nil) }
+    } else {
+      for (delivery, _, _) in deliveries { outcomes.append(await handler(delivery)) }
+    }
+    for ((delivery, tag, generation), (disposition, reply)) in zip(deliveries, outcomes) {
+      consumed?.increment()
+      if disposition == .reject || (disposition == .retry && reachedDeliveryLimit(delivery)) {
+        deadLettered?.increment()
+      }
+      driver.submit { [self] channel in
+        try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel)
       }
     }
   }
@@ -166,6 +221,7 @@ extension AMQPConsumer: ConnectionRole {
 
   func didConnect(generation: Int) {
     self.generation = generation
+    buffered.add(1, ordering: .relaxed)
     streamContinuation.yield(.connected)
   }
 
@@ -176,6 +232,7 @@ extension AMQPConsumer: ConnectionRole {
       let delivery = try channel.readMessage(
         routingKey: AMQPChannel.string(deliver.routing_key) ?? "",
         exchange: AMQPChannel.string(deliver.exchange) ?? "", redelivered: deliver.redelivered != 0)
+      buffered.add(1, ordering: .relaxed)
       streamContinuation.yield(.delivery(delivery, tag: deliver.delivery_tag, generation: generation))
     case GROCER_AMQP_BASIC_CANCEL:
       // The queue was deleted or the broker cancelled us: reconnect and declare it again.

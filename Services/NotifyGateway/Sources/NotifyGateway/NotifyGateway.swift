@@ -59,7 +59,7 @@ public func buildNotifyGateway(
     queue: QueueSpec(
       name: configuration.serviceName, bindingKeys: NotifyEventHandler.bindingKeys,
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
-    logger: logger, metrics: metrics, handler: handler.handle)
+    prefetch: 500, maximumBatch: 256, logger: logger, metrics: metrics, batchHandler: handler.handle)
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
     _ = try await database.onWriterQueue {
       try database.write { try Inbox.purge(olderThan: clock.now() - 7 * 86_400, in: $0) }

@@ -19,55 +19,83 @@ struct NotifyEventHandler: Sendable {
     OrderEventType.declined,
   ]
 
-  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
-    let envelope: EventEnvelope
-    let work: @Sendable (NotifyStore) throws -> Void
+  /// The deliveries waiting at once, applied in one transaction (each in its own savepoint, so
+  /// one that fails is retried alone).
+  func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+    var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
+    var works: [(Int, String, @Sendable (NotifyStore) throws -> Void)] = []
+    for (index, delivery) in deliveries.enumerated() {
+      switch prepare(delivery) {
+      case .none: break
+      case .reject: dispositions[index] = .reject
+      case .work(let type, let work): works.append((index, type, work))
+      }
+    }
+    guard !works.isEmpty else { return dispositions }
+    let store = self.store
+    let jobs = works.map(\.2)
+    let results: [Bool]
+    do {
+      results = try await store.database.onWriterQueue {
+        jobs.map { job in (try? job(store)) != nil }
+      }
+    } catch {
+      logger.error("events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
+      for (index, _, _) in works { dispositions[index] = .retry }
+      return dispositions
+    }
+    for ((index, type, _), ok) in zip(works, results) where !ok {
+      logger.error("event failed; it will be redelivered", ["event.type": type])
+      dispositions[index] = .retry
+    }
+    wake()
+    return dispositions
+  }
+
+  private enum Prepared {
+    /// Not ours: ack.
+    case none
+    /// Unreadable: dead-letter.
+    case reject
+    case work(String, @Sendable (NotifyStore) throws -> Void)
+  }
+
+  private func prepare(_ delivery: AMQPDelivery) -> Prepared {
     let (consumer, coalesced) = (self.consumer, self.coalesced)
     do {
-      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+      let envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
       let (id, at) = (envelope.id, envelope.occurredAt)
       switch envelope.type {
       case TrackingEventType.updated:
         let update = try envelope.payload(as: TrackingUpdated.self)
-        work = {
+        return .work(envelope.type) {
           if try $0.enqueue(update, occurredAt: at, messageID: id, consumer: consumer) == .coalesced {
             coalesced.increment()
           }
         }
       case TrackingEventType.liveActivityToken:
         let token = try envelope.payload(as: LiveActivityToken.self)
-        work = { _ = try $0.setActivityToken(token, messageID: id, consumer: consumer) }
+        return .work(envelope.type) { _ = try $0.setActivityToken(token, messageID: id, consumer: consumer) }
       case OrderEventType.confirmed:
         let order = try envelope.payload(as: OrderConfirmed.self)
-        work = {
+        return .work(envelope.type) {
           _ = try $0.queueAlert(
             AlertText(title: "Order confirmed", body: "We're packing your order."), user: order.userId,
             orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
         }
       case OrderEventType.declined:
         let order = try envelope.payload(as: OrderEnded.self)
-        work = {
+        return .work(envelope.type) {
           _ = try $0.queueAlert(
             AlertText(title: "Payment declined", body: order.message ?? "Your payment did not go through."),
             user: order.userId, orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
         }
       default:
-        return .ack
+        return .none
       }
     } catch {
-      logger.warning(
-        "unreadable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      logger.warning("unreadable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
       return .reject
-    }
-    let store = self.store
-    do {
-      try await store.database.onWriterQueue { try work(store) }
-      wake()
-      return .ack
-    } catch {
-      logger.error(
-        "event failed; it will be redelivered", ["error": "\(error)", "event.type": envelope.type])
-      return .retry
     }
   }
 }
