@@ -123,6 +123,63 @@ import Testing
     try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
   }
 
+  /// A batch handler sees the deliveries already waiting together, in delivery order; each is
+  /// settled on its own: acks go, a reject is parked, a retry comes back (alone or in a batch).
+  @Test func aBatchHandlerGetsWaitingDeliveriesTogetherAndSettlesEachOnItsOwn() async throws {
+    let queue = uniqueName("batch")
+    let metrics = MetricsRegistry()
+    let batches = Recorder<[String]>()
+    let retried = Recorder<Int>()
+    // Messages are published before the consumer starts, so they are waiting when it does.
+    let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
+    try await publisher.start()
+    let declare = AMQPConsumer(
+      configuration: TestBroker.configuration(),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: 3)),
+      logger: logger, metrics: metrics, handler: { _ in .retry })
+    try await declare.start()
+    #expect(await declare.waitUntilConnected())
+    await declare.shutdown()
+    try await publisher.publish((0..<60).map { message(queue, $0) })
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: 3)),
+      prefetch: 100, maximumBatch: 25, logger: logger, metrics: metrics,
+      batchHandler: { deliveries in
+        batches.append(deliveries.map { $0.messageID ?? "" })
+        return deliveries.map { delivery in
+          switch delivery.messageID {
+          case "m-7": return .reject
+          case "m-8":
+            retried.append(delivery.deliveryCount)
+            return delivery.deliveryCount == 0 ? .retry : .ack
+          default: return .ack
+          }
+        }
+      })
+    try await consumer.start()
+    let configuration = TestBroker.configuration()
+    let seen: @Sendable () -> Set<String> = { Set(batches.all.flatMap { $0 }) }
+    #expect(await eventually { seen().count == 60 && retried.count == 2 })
+    #expect(batches.all.allSatisfy { $0.count <= 25 })
+    #expect(
+      batches.all.contains { $0.count > 1 }, "waiting deliveries came together: \(batches.all.map(\.count))")
+    let firstRound = batches.all.flatMap { $0 }.filter { $0 != "m-8" }
+    #expect(
+      firstRound == firstRound.sorted { Int($0.dropFirst(2))! < Int($1.dropFirst(2))! }, "in delivery order")
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 1
+      })
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0
+      })
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
   @Test func aRejectedMessageIsDeadLetteredAtOnce() async throws {
     let queue = uniqueName("reject")
     let metrics = MetricsRegistry()

@@ -27,7 +27,7 @@ public struct NotifyGatewayApp: Sendable {
 public func buildNotifyGateway(
   configuration: NotifyGatewayConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
   metrics: MetricsRegistry = MetricsRegistry(), transport: (any APNsTransport)? = nil,
-  onDelivered: (@Sendable (TimeInterval) -> Void)? = nil
+  onDelivered: (@Sendable (DeliveredPush) -> Void)? = nil
 ) throws -> NotifyGatewayApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)

@@ -16,8 +16,8 @@ public final class DeliveryEngine: LifecycleService {
     public var concurrency = 64
     /// Rows fetched per round.
     public var batch = 512
-    /// Told every delivered push's event-to-push latency, in seconds (the load tool's samples).
-    public var onDelivered: (@Sendable (TimeInterval) -> Void)?
+    /// Told of every delivered Live Activity push (the load tool times them from publishing).
+    public var onDelivered: (@Sendable (DeliveredPush) -> Void)?
 
     public init(bundleID: String) { self.bundleID = bundleID }
   }
@@ -52,7 +52,8 @@ public final class DeliveryEngine: LifecycleService {
       "push_downgrades_total", help: "Priority-10 updates sent at 5: budget used up.")
     dropped = metrics.counter("push_dropped_total", help: "Updates and alerts given up: expired or refused.")
     latency = metrics.histogram(
-      "push_event_to_push_seconds", help: "From the event's occurrence to APNs's answer.")
+      "push_receive_to_push_seconds",
+      help: "From receiving the event to APNs's answer (event times are whole seconds, too coarse).")
   }
 
   /// Something became due (a consumer committed): look now instead of at the next poll.
@@ -87,35 +88,62 @@ public final class DeliveryEngine: LifecycleService {
       return false
     }
     guard !due.0.isEmpty || !due.1.isEmpty else { return false }
-    let updates: [@Sendable () async -> Void] = due.0.map { update in
+    let updates: [@Sendable () async -> Record] = due.0.map { update in
       { @Sendable in await self.deliver(update) }
     }
-    let alerts: [@Sendable () async -> Void] = due.1.map { alert in { @Sendable in await self.deliver(alert) }
+    let alerts: [@Sendable () async -> Record] = due.1.map { alert in
+      { @Sendable in await self.deliver(alert) }
     }
     let jobs = updates + alerts
-    await withTaskGroup(of: Void.self) { group in
+    let records = await withTaskGroup(of: Record.self) { group -> [Record] in
+      var records: [Record] = []
       var next = 0
       while next < jobs.count, next < options.concurrency {
         group.addTask(operation: jobs[next])
         next += 1
       }
-      while await group.next() != nil, next < jobs.count {
-        group.addTask(operation: jobs[next])
-        next += 1
+      while let record = await group.next() {
+        records.append(record)
+        if next < jobs.count {
+          group.addTask(operation: jobs[next])
+          next += 1
+        }
       }
+      return records
+    }
+    // Every answer of the round recorded in one transaction (each in its own savepoint).
+    do {
+      try await store.database.onWriterQueue {
+        for record in records {
+          do {
+            switch record {
+            case .update(let update, let outcome): try store.finish(update, outcome)
+            case .alert(let alert, let retryAt, let gone):
+              try store.finish(alert, retryAt: retryAt, tokenGone: gone)
+            }
+          } catch {
+            self.logger.error("recording a push failed", ["error": "\(error)"])
+          }
+        }
+      }
+    } catch {
+      logger.error("recording pushes failed; they will be sent again", ["error": "\(error)"])
     }
     return true
   }
 
+  /// How one due push ended, to be recorded with the rest of its round.
+  enum Record: Sendable {
+    case update(NotifyStore.DueUpdate, NotifyStore.Outcome)
+    case alert(NotifyStore.DueAlert, retryAt: Date?, tokenGone: Bool)
+  }
+
   // MARK: - Live Activity updates
 
-  private func deliver(_ update: NotifyStore.DueUpdate) async {
+  private func deliver(_ update: NotifyStore.DueUpdate) async -> Record {
     let now = clock.now()
     let (decision, next) = policy.decide(update.snapshot, state: update.state, now: now)
-    guard case .send(let push) = decision else {
-      await record(update, .handled(next))
-      return
-    }
+    guard case .send(let push) = decision else { return .update(update, .handled(next)) }
     let request = APNsRequest(
       token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
       priority: push.priority, expiration: update.expiresAt, id: UUID().uuidString.lowercased(),
@@ -125,39 +153,32 @@ public final class DeliveryEngine: LifecycleService {
     switch response?.disposition {
     case .delivered?:
       if push.downgraded { downgrades.increment() }
-      observe(update.occurredAt)
-      await record(update, .handled(next))
+      latency.observe(max(0, clock.now().timeIntervalSince(update.enqueuedAt)))
+      options.onDelivered?(DeliveredPush(orderId: update.orderId, version: update.snapshot.version))
+      return .update(update, .handled(next))
     case .removeToken?:
       logger.info(
         "Live Activity token gone", ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
-      await record(update, .tokenGone)
+      return .update(update, .tokenGone)
     case .failed?:
       logger.warning(
         "APNs refused a Live Activity push",
         ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
       dropped.increment()
-      await record(update, .dropped)
+      return .update(update, .dropped)
     case .retry?, nil:
       if let at = retryTime(attempts: update.attempts, expiresAt: update.expiresAt) {
-        await record(update, .retry(at: at))
+        return .update(update, .retry(at: at))
       } else {
         dropped.increment()
-        await record(update, .dropped)
+        return .update(update, .dropped)
       }
-    }
-  }
-
-  /// On the writer queue (group commit), never blocking a pool thread on the write lock.
-  private func record(_ update: NotifyStore.DueUpdate, _ outcome: NotifyStore.Outcome) async {
-    let store = self.store
-    do { try await store.database.onWriterQueue { try store.finish(update, outcome) } } catch {
-      logger.error("recording a push failed", ["order.id": update.orderId, "error": "\(error)"])
     }
   }
 
   // MARK: - Alerts
 
-  private func deliver(_ alert: NotifyStore.DueAlert) async {
+  private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
     let request = APNsRequest(
       token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
       expiration: alert.expiresAt,
@@ -166,28 +187,17 @@ public final class DeliveryEngine: LifecycleService {
     count(request, response)
     var retryAt: Date?
     switch response?.disposition {
-    case .delivered?: observe(alert.occurredAt)
+    case .delivered?: break
     case .retry?, nil:
       retryAt = retryTime(attempts: alert.attempts, expiresAt: alert.expiresAt)
       if retryAt == nil { dropped.increment() }
     case .failed?: dropped.increment()
     case .removeToken?: break
     }
-    let (store, gone, retry) = (self.store, response?.disposition == .removeToken, retryAt)
-    do {
-      try await store.database.onWriterQueue { try store.finish(alert, retryAt: retry, tokenGone: gone) }
-    } catch {
-      logger.error("recording an alert failed", ["order.id": alert.orderId, "error": "\(error)"])
-    }
+    return .alert(alert, retryAt: retryAt, tokenGone: response?.disposition == .removeToken)
   }
 
   // MARK: - Helpers
-
-  private func observe(_ occurredAt: Date) {
-    let seconds = max(0, clock.now().timeIntervalSince(occurredAt))
-    latency.observe(seconds)
-    options.onDelivered?(seconds)
-  }
 
   /// The transport's answer; nil when none came (counted, retried like a 5xx).
   private func send(_ request: APNsRequest) async -> APNsResponse? {
@@ -215,4 +225,10 @@ public final class DeliveryEngine: LifecycleService {
       ]
     ).increment()
   }
+}
+
+/// A Live Activity push APNs accepted: which order's which version.
+public struct DeliveredPush: Sendable, Hashable {
+  public var orderId: String
+  public var version: Int64
 }

@@ -40,7 +40,8 @@ struct NotifyEventHandler: Sendable {
         jobs.map { job in (try? job(store)) != nil }
       }
     } catch {
-      logger.error("events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
+      logger.error(
+        "events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
       for (index, _, _) in works { dispositions[index] = .retry }
       return dispositions
     }
@@ -94,7 +95,8 @@ struct NotifyEventHandler: Sendable {
         return .none
       }
     } catch {
-      logger.warning("unreadable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      logger.warning(
+        "unreadable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
       return .reject
     }
   }

@@ -88,12 +88,17 @@ public final class PushLoadTool: Sendable {
 
     let samples = Mutex<[Double]>([])
     let lastPush = Mutex(ContinuousClock.now)
+    // When each (order, version) was published: latency is measured from there, exactly.
+    let publishedAt = Mutex<[String: ContinuousClock.Instant]>([:])
     let metrics = MetricsRegistry()
     let app = try buildNotifyGateway(
       configuration: configuration, logger: logger, metrics: metrics,
-      onDelivered: { latency in
-        samples.withLock { $0.append(latency) }
-        lastPush.withLock { $0 = ContinuousClock.now }
+      onDelivered: { push in
+        let now = ContinuousClock.now
+        if let sent = publishedAt.withLock({ $0.removeValue(forKey: "\(push.orderId)-v\(push.version)") }) {
+          samples.withLock { $0.append(Self.seconds(now - sent)) }
+        }
+        lastPush.withLock { $0 = now }
       })
     for service in app.services where !(service is HTTPServer) { try await service.start() }
     let publisher = AMQPPublisher(
@@ -159,7 +164,11 @@ public final class PushLoadTool: Sendable {
         batch.append(try update(orders[index], version: versions[index], base: now))
         published += 1
       }
-      if !batch.isEmpty { try await publisher.publish(batch) }
+      if !batch.isEmpty {
+        let sentAt = ContinuousClock.now
+        publishedAt.withLock { table in for message in batch { table[message.messageID] = sentAt } }
+        try await publisher.publish(batch)
+      }
       let second = Int(elapsed)
       if second > lastSecond {
         let pushes = app.simulator?.answers[200] ?? 0

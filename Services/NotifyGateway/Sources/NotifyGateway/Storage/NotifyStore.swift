@@ -169,6 +169,8 @@ public final class NotifyStore: Sendable {
     public var snapshot: TrackingSnapshot
     public var state: ActivityState
     public var occurredAt: Date
+    /// When this gateway received it (full precision; event times are whole seconds).
+    public var enqueuedAt: Date
     public var attempts: Int
     public var expiresAt: Date
   }
@@ -180,7 +182,7 @@ public final class NotifyStore: Sendable {
       try db.query(
         """
         SELECT p.order_id, a.token, p.snapshot, a.last_version, a.shown, a.ended, a.window_start, a.high_used,
-          a.started_at, p.occurred_at, p.attempts, p.expires_at
+          a.started_at, p.occurred_at, p.attempts, p.expires_at, p.enqueued_at
         FROM pending p JOIN activities a ON a.order_id = p.order_id
         WHERE a.token IS NOT NULL AND p.not_before <= ?
         ORDER BY p.not_before LIMIT ?
@@ -197,7 +199,8 @@ public final class NotifyStore: Sendable {
         return DueUpdate(
           orderId: try row.string(0), token: try row.string(1),
           snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)), state: state,
-          occurredAt: Date(timeIntervalSince1970: try row.double(9)), attempts: try row.int(10),
+          occurredAt: Date(timeIntervalSince1970: try row.double(9)),
+          enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
           expiresAt: Date(timeIntervalSince1970: try row.double(11)))
       }
     }
