@@ -57,7 +57,8 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   /// A consumer whose `handler` gets the deliveries waiting at once (1…`maximumBatch`, in
   /// delivery order) and answers one disposition per delivery, in the same order.
   public convenience init(
-    configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, maximumBatch: Int, logger: Logger,
+    configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, maximumBatch: Int,
+    logger: Logger,
     metrics: MetricsRegistry,
     batchHandler: @escaping @Sendable ([AMQPDelivery]) async -> [AMQPDisposition],
     onConnected: (@Sendable () async -> Void)? = nil
@@ -129,7 +130,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
       var items = [first]
       if batchHandler != nil {
         // Only what is already waiting: never hold a batch back for the next message.
-        while items.count < maximumBatch, buffered.load(ordering: .acquiring) > 0, let more = await iterator.next() {
+        while items.count < maximumBatch, buffered.load(ordering: .acquiring) > 0,
+          let more = await iterator.next()
+        {
           buffered.subtract(1, ordering: .relaxed)
           items.append(more)
         }
@@ -157,7 +160,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     var outcomes: [(AMQPDisposition, Data?)] = []
     if let batchHandler, deliveries.count > 1 {
       let dispositions = await batchHandler(deliveries.map(\.0))
-      outcomes = deliveries.indices.map { (dispositions.indices.contains($0) ? dispositions[$0] : .retry, nil) }
+      outcomes = deliveries.indices.map {
+        (dispositions.indices.contains($0) ? dispositions[$0] : .retry, nil)
+      }
     } else {
       for (delivery, _, _) in deliveries { outcomes.append(await handler(delivery)) }
     }
