@@ -201,6 +201,34 @@ import Testing
     #expect(try tokens.first?.payload(as: LiveActivityToken.self).userId == "u1")
   }
 
+  /// Polls are answered from memory; after every kind of change (and a refused one) the answer
+  /// is byte for byte what the database says.
+  @Test func pollsFromMemoryAlwaysMatchTheDatabase() async throws {
+    try fixture.place("o1")
+    func check(_ step: String) async throws {
+      let polled = await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.customer)
+      let stored = try #require(
+        try fixture.app.store.database.read { _ in try fixture.app.store.record("o1") })
+      #expect(
+        polled.bodyString == String(decoding: try JSON.encode(stored.snapshot), as: UTF8.self), "\(step)")
+      #expect(fixture.app.store.replies.entry("o1")?.version == stored.version, "\(step)")
+    }
+    try await check("created")
+    _ = await fixture.status("o1", #"{"status":"picking"}"#)
+    try await check("picking")
+    _ = await fixture.status("o1", #"{"status":"delivered"}"#)  // refused
+    try await check("refused")
+    _ = await fixture.status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
+    _ = await fixture.fix("o1", lat: 52.52, lng: 13.40, at: fixture.clock.now())
+    try await check("fix")
+    fixture.clock.advance(by: 3600)
+    _ = try fixture.app.store.refreshLateETAs()
+    try await check("late")
+    // A rider assigned to it reads it from memory too; a stranger gets 404 there as well.
+    #expect(await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.rider()).status == 200)
+    #expect(await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.rider("r9")).status == 404)
+  }
+
   @Test func aLateRiderGetsAMovedRangeAndANewVersion() async throws {
     try fixture.place("o1")
     _ = await fixture.status("o1", #"{"status":"picking"}"#)

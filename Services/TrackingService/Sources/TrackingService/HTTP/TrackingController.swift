@@ -18,7 +18,9 @@ struct TrackingController: Sendable {
   var routes: [Route] {
     [
       Route("GET", "/v1/orders/active", auth: .required, .async(active)),
-      Route("GET", "/v1/orders/{id}/tracking", auth: .required, .async(tracking)),
+      Route(
+        "GET", "/v1/orders/{id}/tracking", auth: .required,
+        .memoryFirst(trackingFromMemory, otherwise: tracking)),
       Route("PUT", "/v1/orders/{id}/live-activity-token", auth: .required, .async(putToken)),
       Route("POST", "/v1/orders/{id}/status", auth: .roles([.staff, .rider]), .async(postStatus)),
       Route("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), .async(postFix)),
@@ -35,6 +37,21 @@ struct TrackingController: Sendable {
       try await runBlocking { try store.active(user: principal.subject, finishedSince: since) }
     }
     return try Self.json(["orders": records.map(\.snapshot)])
+  }
+
+  /// A known order answered inside the transport's callback; nil reads it from the database.
+  @Sendable func trackingFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    let principal = try Self.principal(request)
+    let id = try request.pathParameter("id")
+    guard let entry = store.replies.entry(id), let body = entry.body else { return nil }
+    let allowed =
+      switch principal.role {
+      case .customer: principal.subject == entry.userId
+      case .staff: principal.isStaff(of: entry.hub)
+      case .rider: entry.riderId == principal.subject
+      }
+    guard allowed else { throw Self.http(.notFound(id)) }
+    return HTTPResponse.json(bytes: body, headers: ["Cache-Control": "private, no-store"])
   }
 
   @Sendable func tracking(_ request: HTTPRequest) async throws -> HTTPResponse {

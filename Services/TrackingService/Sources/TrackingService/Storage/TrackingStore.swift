@@ -48,6 +48,8 @@ public final class TrackingStore: Sendable {
   private let eta: ETAModel
   /// The events' `source` (the service's name).
   private let source: String
+  /// The newest snapshot per order, for answering polls from memory.
+  public let replies = TrackingReplyCache()
 
   public init(
     database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, eta: ETAModel = ETAModel(),
@@ -63,7 +65,9 @@ public final class TrackingStore: Sendable {
   // MARK: - Reading
 
   public func record(_ orderId: String) throws -> TrackingRecord? {
-    try database.read { try self.record(orderId, in: $0) }
+    let record = try database.read { try self.record(orderId, in: $0) }
+    if let record { replies.remember(record) }
+    return record
   }
 
   /// `user`'s orders that are running, or finished at or after `finishedSince`, oldest first.
@@ -106,6 +110,8 @@ public final class TrackingStore: Sendable {
         now.timeIntervalSince1970, placedAt.timeIntervalSince1970, placedAt.timeIntervalSince1970)
       try self.publish(
         record, changed: [.stage, .eta], previous: .placed, correlationID: correlationID, in: db)
+      let (replies, created) = (self.replies, record)
+      self.database.afterCommit { replies.remember(created) }
       return true
     }
   }
@@ -231,6 +237,8 @@ public final class TrackingStore: Sendable {
       try self.save(next, in: db)
       try self.publish(
         next, changed: changed, previous: current.state.status, correlationID: correlationID, in: db)
+      let (replies, committed) = (self.replies, next)
+      self.database.afterCommit { replies.remember(committed) }
       return .changed(next, changed)
     }
   }
@@ -250,8 +258,9 @@ public final class TrackingStore: Sendable {
     let payload = TrackingUpdated(
       userId: record.userId, hub: record.hub, snapshot: record.snapshot, changed: changed,
       previousStatus: previous)
+    // Written in one pass (no JSONValue round trip): this runs on the writer for every fix.
     try Outbox.append(
-      try EventEnvelope(
+      try EventEnvelope.message(
         id: ids.next(), type: TrackingEventType.updated, occurredAt: record.generatedAt,
         source: source, correlationId: correlationID, subject: record.orderId,
         sequence: record.version, payload: payload), in: db)
