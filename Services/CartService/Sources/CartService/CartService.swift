@@ -45,7 +45,7 @@ public func buildCartService(
     queue: QueueSpec(
       name: configuration.serviceName, bindingKeys: CartEventHandler.bindingKeys,
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
-    logger: logger, metrics: metrics, handler: events.handle)
+    prefetch: 200, maximumBatch: 100, logger: logger, metrics: metrics, batchHandler: events.handle)
 
   let checkout = CheckoutResponder(store: store, logger: logger)
   let rpcServer = AMQPRPCServer(

@@ -15,7 +15,54 @@ struct CartEventHandler: Sendable {
     StockEventType.stockChanged, StockEventType.hubChanged, StockEventType.orderConfirmed,
   ]
 
-  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+  /// The deliveries waiting at once, applied in one transaction (each in its own savepoint, so
+  /// one that fails is retried alone while the others commit).
+  func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
+    var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
+    var works: [(index: Int, type: String, work: @Sendable () throws -> Void)] = []
+    for (index, delivery) in deliveries.enumerated() {
+      switch prepare(delivery) {
+      case .none: break
+      case .reject: dispositions[index] = .reject
+      case .work(let type, let work): works.append((index, type, work))
+      }
+    }
+    guard !works.isEmpty else { return dispositions }
+    let jobs = works.map(\.work)
+    let results: [(any Error)?]
+    do {
+      results = try await store.database.onWriterQueue {
+        jobs.map { job -> (any Error)? in
+          do {
+            try job()
+            return nil
+          } catch { return error }
+        }
+      }
+    } catch {
+      logger.error(
+        "events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
+      for work in works { dispositions[work.index] = .retry }
+      return dispositions
+    }
+    for (work, error) in zip(works, results) {
+      guard let error else { continue }
+      logger.error("event failed; it will be redelivered", ["error": "\(error)", "event.type": work.type])
+      dispositions[work.index] = .retry
+    }
+    return dispositions
+  }
+
+  private enum Prepared {
+    /// Not for this service (or nothing to do): ack.
+    case none
+    /// Unreadable: dead-letter.
+    case reject
+    case work(String, @Sendable () throws -> Void)
+  }
+
+  /// What to do with one delivery: ack it as is, dead-letter it, or apply `work` to the store.
+  private func prepare(_ delivery: AMQPDelivery) -> Prepared {
     let envelope: EventEnvelope
     do {
       envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
@@ -50,7 +97,7 @@ struct CartEventHandler: Sendable {
         guard let user = outcome.userId, let hub = outcome.hub else {
           logger.warning(
             "order.confirmed without userId or hub; no cart to empty", ["order.id": outcome.orderId])
-          return .ack
+          return .none
         }
         work = {
           _ = try store.applyOrderConfirmed(
@@ -58,21 +105,14 @@ struct CartEventHandler: Sendable {
             correlationID: envelope.correlationId)
         }
       default:
-        return .ack
+        return .none
       }
     } catch {
       logger.warning(
         "event with an unreadable payload dead-lettered", ["error": "\(error)", "event.type": envelope.type])
       return .reject
     }
-    do {
-      try await runBlocking(work)
-      return .ack
-    } catch {
-      logger.error(
-        "event failed; it will be redelivered", ["error": "\(error)", "event.type": envelope.type])
-      return .retry
-    }
+    return .work(envelope.type, work)
   }
 }
 
