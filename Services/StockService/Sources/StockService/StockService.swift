@@ -59,7 +59,12 @@ public func buildStockService(
     queue: QueueSpec(
       name: "\(configuration.serviceName).cache.\(configuration.replicaID)",
       bindingKeys: [StockEventType.stockChanged, StockEventType.hubChanged], kind: .transient),
-    prefetch: 500, logger: logger, metrics: metrics, handler: invalidation.handle,
+    prefetch: 500, maximumBatch: 500, logger: logger, metrics: metrics,
+    batchHandler: { deliveries in
+      var dispositions: [AMQPDisposition] = []
+      for delivery in deliveries { dispositions.append(await invalidation.handle(delivery)) }
+      return dispositions
+    },
     onConnected: {
       // Events sent while this replica was not listening are lost to it: start cold.
       cache.removeAll()
