@@ -71,7 +71,8 @@ import Testing
       "delivered": "409", "cancelled": "→ cancelled", "problem(late)": "=", "problem(flat)": "→ problem",
     ],
     "problem@onTheWay": [
-      "picking": "→ picking", "onTheWay(ana)": "→ onTheWay", "onTheWay(bo)": "→ onTheWay",
+      // Another rider only through picking (a reassignment), as without the problem.
+      "picking": "→ picking", "onTheWay(ana)": "→ onTheWay", "onTheWay(bo)": "409",
       "arriving": "→ arriving", "delivered": "409", "cancelled": "→ cancelled", "problem(late)": "=",
       "problem(flat)": "→ problem",
     ],

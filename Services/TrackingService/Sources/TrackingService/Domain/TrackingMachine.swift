@@ -74,7 +74,7 @@ public struct IllegalTransition: Error, Hashable, Sendable {
 ///               ▲            │
 ///               └────────────┘  (a reassigned rider: back to picking, rider cleared)
 /// any non-terminal ──► cancelled(reason)      terminal
-/// any non-terminal ──► problem(message) ──► the interrupted stage, or the one after it
+/// any non-terminal ──► problem(message) ──► the interrupted stage (same rider), or the one after it
 /// delivered, cancelled: terminal, nothing moves them
 /// ```
 ///
@@ -129,6 +129,10 @@ public enum TrackingMachine {
     case .picking:
       return .success(TrackingState(status: .picking))
     case .onTheWay(let rider):
+      // Back from a problem on the way: the same rider; another one goes through picking.
+      if state.status == .problem, from == .onTheWay, let assigned = state.rider, assigned != rider {
+        return refuse("the order is on its way with another rider; move it back to picking to reassign")
+      }
       return .success(TrackingState(status: .onTheWay, rider: rider))
     case .arriving, .delivered:
       guard state.rider != nil else { return refuse("no rider is assigned") }

@@ -69,8 +69,9 @@ struct TrackingController: Sendable {
     var token: String
   }
 
-  /// Hex digits, an even number of them, 16…1024 (APNs tokens are far inside that).
-  static let tokenLengths = 16...1024
+  /// Hex digits, an even number of them, 66…400: a Live Activity push token is longer than a
+  /// device token's 64 (NotifyGateway's APNs rules use the same range).
+  static let tokenLengths = 66...400
 
   @Sendable func putToken(_ request: HTTPRequest) async throws -> HTTPResponse {
     let principal = try Self.principal(request)
@@ -82,7 +83,7 @@ struct TrackingController: Sendable {
     else {
       throw Self.http(
         TrackingError(
-          .invalid, "invalidToken", "`token` must be the Live Activity push token in hex (16–1024 digits)"))
+          .invalid, "invalidToken", "`token` must be the Live Activity push token in hex (66–400 digits)"))
     }
     let store = self.store
     let correlation = request.requestID
@@ -109,11 +110,17 @@ struct TrackingController: Sendable {
     var message: String?
 
     static let maximumText = 300
+    /// Texts reach the lock screen through a 4 KB push: bytes count, not only characters.
+    static let maximumTextBytes = 600
 
     func command() throws -> TrackingCommand {
       func text(_ value: String?, _ field: String) throws -> String {
         let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        guard !trimmed.isEmpty, trimmed.count <= Self.maximumText else {
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+          throw TrackingError(.invalid, "\(field)Invalid", "`\(field)` must not contain control characters")
+        }
+        guard !trimmed.isEmpty, trimmed.count <= Self.maximumText, trimmed.utf8.count <= Self.maximumTextBytes
+        else {
           throw TrackingError(
             .invalid, "\(field)Required", "`\(field)` is required (1–\(Self.maximumText) characters)")
         }
@@ -213,10 +220,8 @@ struct TrackingController: Sendable {
   static func mayMove(_ principal: Principal, _ record: TrackingRecord, _ command: TrackingCommand) throws {
     switch principal.role {
     case .staff:
-      guard principal.isStaff(of: record.hub) else {
-        throw TrackingError(
-          .forbidden, "notStaffOfHub", "this token may not change orders of hub \(record.hub)")
-      }
+      // Another hub's order is as unknown as one that does not exist.
+      guard principal.isStaff(of: record.hub) else { throw TrackingError.notFound(record.orderId) }
     case .rider:
       guard record.state.rider?.id == principal.subject else { throw TrackingError.notFound(record.orderId) }
       switch command {

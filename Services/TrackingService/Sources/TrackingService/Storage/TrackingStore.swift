@@ -164,6 +164,9 @@ public final class TrackingStore: Sendable {
       guard !current.state.status.isTerminal else {
         throw TrackingError(.conflict, "orderFinished", "the order is \(current.state.status.rawValue)")
       }
+      guard recordedAt >= current.placedAt - 60 else {
+        throw TrackingError(.invalid, "fixTooOld", "`recordedAt` is before the order was placed")
+      }
       if let held = current.fix, held.recordedAt >= recordedAt { return nil }
       var record = current
       record.fix = (lat, lng, recordedAt)
