@@ -88,7 +88,8 @@ import Testing
       }
       if first, let store = store.withLock({ $0 }) {
         try store.setActivityToken(
-          LiveActivityToken(orderId: "r4", userId: "u1", hub: "h1", token: swapTo), messageID: "swap",
+          LiveActivityToken(orderId: "r4", userId: "u1", hub: "h1", token: swapTo), sequence: 2,
+          messageID: "swap",
           consumer: consumer)
       }
       return .ok

@@ -89,7 +89,7 @@ import Testing
     #expect(try fixture.app.store.activity("o4")?.token == nil)
     // A new token (the app started the activity again) gets the pending update.
     let fresh = NotifyFixture.activityToken(5)
-    try fixture.activity("o4", token: fresh)
+    try fixture.activity("o4", token: fresh, sequence: 2)
     await fixture.deliver()
     #expect(fixture.received(fresh).map(\.status) == [200])
   }

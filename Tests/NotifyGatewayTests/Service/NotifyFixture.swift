@@ -71,11 +71,11 @@ struct NotifyFixture {
       consumer: consumer)
   }
 
-  func activity(_ orderId: String, token: String, user: String = "u1") throws {
+  /// `sequence`: the token event's (a replacement token needs a higher one).
+  func activity(_ orderId: String, token: String, user: String = "u1", sequence: Int64 = 1) throws {
     try app.store.setActivityToken(
-      LiveActivityToken(orderId: orderId, userId: user, hub: "h1", token: token),
-      messageID: "t-\(orderId)-\(token)",
-      consumer: consumer)
+      LiveActivityToken(orderId: orderId, userId: user, hub: "h1", token: token), sequence: sequence,
+      messageID: "t-\(orderId)-\(token)", consumer: consumer)
   }
 
   /// Runs delivery rounds until nothing is due.

@@ -30,6 +30,7 @@ public final class DeliveryEngine: LifecycleService {
   private let logger: Logger
   private let wakeSignal = WakeSignal()
   private let task = Mutex<Task<Void, Never>?>(nil)
+  private let lastPurge = Mutex<ContinuousClock.Instant?>(nil)
   private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
   private let metrics: MetricsRegistry
   private let downgrades: Counter
@@ -87,7 +88,10 @@ public final class DeliveryEngine: LifecycleService {
       logger.error("reading due pushes failed", ["error": "\(error)"])
       return false
     }
-    guard !due.0.isEmpty || !due.1.isEmpty else { return false }
+    guard !due.0.isEmpty || !due.1.isEmpty else {
+      await purgeWhenIdle()
+      return false
+    }
     let updates: [@Sendable () async -> Record] = due.0.map { update in
       { @Sendable in await self.deliver(update) }
     }
@@ -138,10 +142,33 @@ public final class DeliveryEngine: LifecycleService {
     case alert(NotifyStore.DueAlert, retryAt: Date?, tokenGone: Bool)
   }
 
+  /// When nothing is due, now and then: forget what can no longer be delivered.
+  private func purgeWhenIdle() async {
+    let now = ContinuousClock.now
+    let due = lastPurge.withLock { last -> Bool in
+      guard last.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
+      last = now
+      return true
+    }
+    guard due else { return }
+    let store = self.store
+    do {
+      let removed = try await store.database.onWriterQueue { try store.purgeUndeliverable() }
+      if removed > 0 { dropped.increment(by: removed) }
+    } catch {
+      logger.error("purging undeliverable pushes failed", ["error": "\(error)"])
+    }
+  }
+
   // MARK: - Live Activity updates
 
   private func deliver(_ update: NotifyStore.DueUpdate) async -> Record {
     let now = clock.now()
+    // Never past its expiration, however late the round came to it.
+    guard now < update.expiresAt else {
+      dropped.increment()
+      return .update(update, .dropped)
+    }
     let (decision, next) = policy.decide(update.snapshot, state: update.state, now: now)
     guard case .send(let push) = decision else { return .update(update, .handled(next)) }
     let request = APNsRequest(
@@ -179,6 +206,10 @@ public final class DeliveryEngine: LifecycleService {
   // MARK: - Alerts
 
   private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
+    guard clock.now() < alert.expiresAt else {
+      dropped.increment()
+      return .alert(alert, retryAt: nil, tokenGone: false)
+    }
     let request = APNsRequest(
       token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
       expiration: alert.expiresAt,

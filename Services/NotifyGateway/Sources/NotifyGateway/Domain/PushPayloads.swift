@@ -66,17 +66,40 @@ public enum PushPayloads {
   /// An ActivityKit push: `timestamp` is the snapshot's `generatedAt` (the device ignores an
   /// update older than the one it shows); an update goes stale `staleAfter` seconds later; an
   /// end is dismissed `dismissAfter` seconds later.
+  ///
+  /// Never over APNs's 4 KB: a long alert text or rider name is shortened (whole characters,
+  /// with "…") until it fits; a push that cannot be sent would leave the card showing old news.
   public static func liveActivity(
     _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, staleAfter: TimeInterval = 180,
     dismissAfter: TimeInterval = 900
   ) -> [UInt8] {
     let timestamp = LiveActivityContent.seconds(snapshot.generatedAt)
-    let aps = LiveActivity.APS(
-      timestamp: timestamp, event: event.rawValue, contentState: LiveActivityContent(snapshot),
-      staleDate: event == .update ? timestamp + Int(staleAfter) : nil,
-      dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
-      relevanceScore: nil)
-    return encode(LiveActivity(aps: aps))
+    var content = LiveActivityContent(snapshot)
+    var alert = alert
+    while true {
+      let aps = LiveActivity.APS(
+        timestamp: timestamp, event: event.rawValue, contentState: content,
+        staleDate: event == .update ? timestamp + Int(staleAfter) : nil,
+        dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
+        relevanceScore: nil)
+      let bytes = encode(LiveActivity(aps: aps))
+      guard bytes.count > APNsRules.maximumPayload else { return bytes }
+      if let body = alert?.body, body.count > 2 {
+        alert?.body = shortened(body)
+      } else if let title = alert?.title, title.count > 2 {
+        alert?.title = shortened(title)
+      } else if let name = content.riderFirstName, name.count > 2 {
+        content.riderFirstName = shortened(name)
+      } else {
+        return bytes  // nothing left to shorten (cannot happen with our fields)
+      }
+    }
+  }
+
+  /// About half of `text`, on a character boundary, with an ellipsis (so never below two
+  /// characters: callers shorten only what is longer than that).
+  static func shortened(_ text: String) -> String {
+    String(text.prefix(max(1, text.count / 2))) + "…"
   }
 
   struct Alert: Encodable {
@@ -88,9 +111,17 @@ public enum PushPayloads {
     var orderId: String
   }
 
-  /// A plain alert to the customer's devices, naming the order so a tap opens it.
+  /// A plain alert to the customer's devices, naming the order so a tap opens it (shortened
+  /// like a Live Activity's to fit in 4 KB).
   public static func alert(_ text: AlertText, orderId: String) -> [UInt8] {
-    encode(Alert(aps: .init(alert: text, sound: "default"), orderId: orderId))
+    var text = text
+    while true {
+      let bytes = encode(Alert(aps: .init(alert: text, sound: "default"), orderId: orderId))
+      guard bytes.count > APNsRules.maximumPayload, text.body.count > 2 || text.title.count > 2 else {
+        return bytes
+      }
+      if text.body.count > 2 { text.body = shortened(text.body) } else { text.title = shortened(text.title) }
+    }
   }
 
   static func encode(_ value: some Encodable) -> [UInt8] {

@@ -8,9 +8,8 @@ public struct ActivityState: Sendable, Hashable {
   /// What the card shows now, as far as we know.
   public var shown: LiveActivityContent?
   public var ended = false
-  /// The hour window of the priority-10 budget and what was used of it.
-  public var windowStart: Date?
-  public var highPriorityUsed = 0
+  /// When the priority-10 pushes of the last hour were sent (the budget's sliding window).
+  public var highPriorityTimes: [Date] = []
   /// When the activity started (a Live Activity lives at most eight hours).
   public var startedAt: Date
 
@@ -24,8 +23,8 @@ public struct ActivityState: Sendable, Hashable {
 /// - a stage change: priority 10 (with an alert on `arriving`);
 /// - an ETA that moved by `etaDrift` or more at either end: priority 5;
 /// - anything else (the rider moved, the card has no map): nothing;
-/// - over `hourlyBudget` priority-10 pushes in the activity's hour window: priority 5, counted
-///   as a downgrade;
+/// - over `hourlyBudget` priority-10 pushes within any sixty minutes (a sliding window): priority
+///   5, counted as a downgrade;
 /// - past `maximumLifetime` (eight hours) the system ended the activity: nothing.
 public struct PushPolicy: Sendable {
   public var hourlyBudget: Int
@@ -82,16 +81,13 @@ public struct PushPolicy: Sendable {
     var priority = wantsHigh ? 10 : 5
     var downgraded = false
     if wantsHigh {
-      if let start = next.windowStart, now.timeIntervalSince(start) < 3600 {
-        if next.highPriorityUsed >= hourlyBudget {
-          priority = 5
-          downgraded = true
-        }
+      next.highPriorityTimes.removeAll { now.timeIntervalSince($0) >= 3600 }
+      if next.highPriorityTimes.count >= hourlyBudget {
+        priority = 5
+        downgraded = true
       } else {
-        next.windowStart = now
-        next.highPriorityUsed = 0
+        next.highPriorityTimes.append(now)
       }
-      if priority == 10 { next.highPriorityUsed += 1 }
     }
     next.shown = content
     next.ended = event == .end

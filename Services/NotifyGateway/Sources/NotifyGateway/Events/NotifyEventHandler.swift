@@ -76,7 +76,10 @@ struct NotifyEventHandler: Sendable {
         }
       case TrackingEventType.liveActivityToken:
         let token = try envelope.payload(as: LiveActivityToken.self)
-        return .work(envelope.type) { _ = try $0.setActivityToken(token, messageID: id, consumer: consumer) }
+        let sequence = envelope.sequence
+        return .work(envelope.type) {
+          _ = try $0.setActivityToken(token, sequence: sequence, messageID: id, consumer: consumer)
+        }
       case OrderEventType.confirmed:
         let order = try envelope.payload(as: OrderConfirmed.self)
         return .work(envelope.type) {

@@ -52,6 +52,15 @@ enum NotifySchema {
           expires_at REAL NOT NULL
         );
         CREATE INDEX alerts_due ON alerts(not_before);
-        """)
+        """),
+    Migration(
+      version: 2, name: "token versions, alert owners, sliding budget, expiry indexes",
+      sql: """
+        ALTER TABLE activities ADD COLUMN token_version INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE activities ADD COLUMN high_times TEXT;
+        ALTER TABLE alerts ADD COLUMN user_id TEXT;
+        CREATE INDEX pending_expiry ON pending(expires_at);
+        CREATE INDEX alerts_expiry ON alerts(expires_at);
+        """),
   ]
 }

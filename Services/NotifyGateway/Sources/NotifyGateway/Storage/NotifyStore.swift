@@ -51,20 +51,33 @@ public final class NotifyStore: Sendable {
 
   /// A Live Activity token for an order: a new token replaces the old (a new activity: what its
   /// card shows is unknown, so the next update goes out in full).
+  /// `sequence` is the event's (TrackingService counts an order's tokens): an older token event
+  /// arriving after a newer one (a redelivery) changes nothing.
   @discardableResult
-  public func setActivityToken(_ event: LiveActivityToken, messageID: String, consumer: String) throws -> Bool
-  {
+  public func setActivityToken(
+    _ event: LiveActivityToken, sequence: Int64 = 1, messageID: String, consumer: String
+  ) throws -> Bool {
     let now = clock.now()
     return try once(messageID, consumer, now) { db in
-      let current = try db.queryOne("SELECT token FROM activities WHERE order_id = ?", event.orderId)
-      if current == nil {
+      let current = try db.queryOne(
+        "SELECT token, token_version FROM activities WHERE order_id = ?", event.orderId)
+      if let current {
+        guard try current.int64(1) < sequence else { return }
+        if try current.optionalString(0) != event.token {
+          try db.execute(
+            """
+            UPDATE activities SET token = ?, token_version = ?, shown = NULL, ended = 0, started_at = ?
+            WHERE order_id = ?
+            """, event.token, sequence, now.timeIntervalSince1970, event.orderId)
+        } else {
+          try db.execute(
+            "UPDATE activities SET token_version = ? WHERE order_id = ?", sequence, event.orderId)
+        }
+      } else {
         try db.execute(
-          "INSERT INTO activities (order_id, user_id, token, started_at) VALUES (?, ?, ?, ?)", event.orderId,
-          event.userId, event.token, now.timeIntervalSince1970)
-      } else if try current?.optionalString(0) != event.token {
-        try db.execute(
-          "UPDATE activities SET token = ?, shown = NULL, ended = 0, started_at = ? WHERE order_id = ?",
-          event.token, now.timeIntervalSince1970, event.orderId)
+          """
+          INSERT INTO activities (order_id, user_id, token, token_version, started_at) VALUES (?, ?, ?, ?, ?)
+          """, event.orderId, event.userId, event.token, sequence, now.timeIntervalSince1970)
       }
       // Whatever is pending for the order is due now that there is somewhere to send it.
       try db.execute(
@@ -143,8 +156,8 @@ public final class NotifyStore: Sendable {
     let now = clock.now().timeIntervalSince1970
     try db.execute(
       """
-      INSERT INTO alerts (token, order_id, title, body, occurred_at, not_before, expires_at)
-      SELECT token, ?, ?, ?, ?, ?, ? FROM devices WHERE user_id = ?
+      INSERT INTO alerts (token, user_id, order_id, title, body, occurred_at, not_before, expires_at)
+      SELECT token, user_id, ?, ?, ?, ?, ?, ? FROM devices WHERE user_id = ?
       """, orderId, text.title, text.body, occurredAt.timeIntervalSince1970, now, now + updateLifetime, user)
   }
 
@@ -181,7 +194,7 @@ public final class NotifyStore: Sendable {
     return try database.read { db in
       try db.query(
         """
-        SELECT p.order_id, a.token, p.snapshot, a.last_version, a.shown, a.ended, a.window_start, a.high_used,
+        SELECT p.order_id, a.token, p.snapshot, a.last_version, a.shown, a.ended, a.high_times, 0,
           a.started_at, p.occurred_at, p.attempts, p.expires_at, p.enqueued_at
         FROM pending p JOIN activities a ON a.order_id = p.order_id
         WHERE a.token IS NOT NULL AND p.not_before <= ?
@@ -194,8 +207,7 @@ public final class NotifyStore: Sendable {
           try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
         }
         state.ended = try row.bool(5)
-        state.windowStart = try row.optionalDouble(6).map(Date.init(timeIntervalSince1970:))
-        state.highPriorityUsed = try row.int(7)
+        state.highPriorityTimes = try Self.times(row.optionalString(6))
         return DueUpdate(
           orderId: try row.string(0), token: try row.string(1),
           snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)), state: state,
@@ -229,11 +241,14 @@ public final class NotifyStore: Sendable {
       case .handled(let state):
         try db.execute(
           """
-          UPDATE activities SET last_version = MAX(last_version, ?), shown = ?, ended = ?, window_start = ?,
-            high_used = ? WHERE order_id = ?
+          UPDATE activities SET last_version = MAX(last_version, ?), shown = ?, ended = ?, high_times = ?
+          WHERE order_id = ? AND token = ?
           """, state.lastVersion,
           try state.shown.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
-          state.ended, state.windowStart?.timeIntervalSince1970, state.highPriorityUsed, update.orderId)
+          state.ended, Self.text(state.highPriorityTimes), update.orderId, update.token)
+        // Sent to a token that was replaced meanwhile: the new activity has not seen it, so the
+        // update stays pending for it and the activity's state is not the old one's.
+        guard db.changes > 0 else { return }
         if stillPending { try db.execute("DELETE FROM pending WHERE order_id = ?", update.orderId) }
       case .retry(let at):
         if stillPending {
@@ -266,8 +281,9 @@ public final class NotifyStore: Sendable {
     return try database.read { db in
       try db.query(
         """
-        SELECT seq, token, order_id, title, body, occurred_at, attempts, expires_at FROM alerts
-        WHERE not_before <= ? ORDER BY not_before LIMIT ?
+        SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at FROM alerts a
+        JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
+        WHERE a.not_before <= ? ORDER BY a.not_before LIMIT ?
         """, now, limit
       ).map {
         DueAlert(
@@ -301,7 +317,7 @@ public final class NotifyStore: Sendable {
   public func activity(_ orderId: String) throws -> (token: String?, state: ActivityState)? {
     try database.read { db in
       try db.queryOne(
-        "SELECT token, last_version, shown, ended, window_start, high_used, started_at FROM activities WHERE order_id = ?",
+        "SELECT token, last_version, shown, ended, high_times, 0, started_at FROM activities WHERE order_id = ?",
         orderId
       ).map { row in
         var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(6)))
@@ -310,11 +326,38 @@ public final class NotifyStore: Sendable {
           try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
         }
         state.ended = try row.bool(3)
-        state.windowStart = try row.optionalDouble(4).map(Date.init(timeIntervalSince1970:))
-        state.highPriorityUsed = try row.int(5)
+        state.highPriorityTimes = try Self.times(row.optionalString(4))
         return (try row.optionalString(0), state)
       }
     }
+  }
+
+  /// Forgets what can no longer be delivered: updates and alerts past their expiration (an
+  /// order whose app never registered a Live Activity), and alerts whose device went to another
+  /// user. Returns how many rows went.
+  @discardableResult
+  public func purgeUndeliverable() throws -> Int {
+    let now = clock.now().timeIntervalSince1970
+    return try database.write { db in
+      try db.execute("DELETE FROM pending WHERE expires_at < ?", now)
+      var removed = db.changes
+      try db.execute(
+        """
+        DELETE FROM alerts WHERE expires_at < ? OR NOT EXISTS (
+          SELECT 1 FROM devices d WHERE d.token = alerts.token AND d.user_id = alerts.user_id)
+        """, now)
+      removed += db.changes
+      return removed
+    }
+  }
+
+  static func times(_ text: String?) throws -> [Date] {
+    guard let text else { return [] }
+    return try JSON.decode([Double].self, from: Data(text.utf8)).map(Date.init(timeIntervalSince1970:))
+  }
+
+  static func text(_ times: [Date]) -> String {
+    "[" + times.map { String($0.timeIntervalSince1970) }.joined(separator: ",") + "]"
   }
 
   /// Pending updates (tests, the load tool).
