@@ -173,15 +173,19 @@ final class OrderWorld: Sendable {
       try #require([200, 201].contains(product.status), "\(product.bodyString)")
       try await setStock(sku, count)
     }
-    // CartService knows the hub and its products once a PUT for the last one is priced.
+    // CartService knows the hub, its products and their counts once a probe customer can hold
+    // as many of each as the hub has (a count that has not arrived yet would clamp the line).
+    let counts = ["p1": 20, "p2": 5, "p3": 2]
     let known = await eventually(timeout: .seconds(20)) {
-      let response = await self.cartClient.send(
-        "GET", "/v1/hubs/\(self.hub)/cart", headers: self.customer("probe"), body: "")
-      guard response.status == 200 else { return false }
-      let put = await self.cartClient.send(
-        "PUT", "/v1/hubs/\(self.hub)/cart/items/p3", headers: self.customer("probe"), body: #"{"quantity":1}"#
-      )
-      return put.status == 200
+      for (sku, count) in counts {
+        let put = await self.cartClient.send(
+          "PUT", "/v1/hubs/\(self.hub)/cart/items/\(sku)", headers: self.customer("probe"),
+          body: #"{"quantity":\#(count)}"#)
+        guard put.status == 200, let cart = try? put.json(as: CartView.self),
+          cart.lines.first(where: { $0.sku == sku })?.quantity == count
+        else { return false }
+      }
+      return true
     }
     try #require(known, "CartService never learnt the hub")
   }
