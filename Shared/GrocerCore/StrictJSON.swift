@@ -20,6 +20,20 @@ public enum BodyError: Error, Sendable {
   case rule(any Error & Sendable)
 }
 
+extension BodyError {
+  /// The stable code and sentence a service answers (400) for a body it could not read; nil for
+  /// `.rule`, which the service answers with its own error.
+  public var problem: (code: String, detail: String)? {
+    switch self {
+    case .malformedJSON(let why): ("malformedJSON", "The body is not valid JSON: \(why).")
+    case .wrongType(let field, let expected): ("wrongType", "`\(field)` must be \(expected).")
+    case .missingField(let field): ("missingField", "`\(field)` is required.")
+    case .unknownField(let field): ("unknownField", "`\(field)` is not a known field.")
+    case .rule: nil
+    }
+  }
+}
+
 extension StrictBody {
   /// A body read without a JSON parser when it has the one common shape a hot path sees; nil
   /// (the default) sends it through `StrictJSON`, which also explains what is wrong.

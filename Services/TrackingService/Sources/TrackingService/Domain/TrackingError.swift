@@ -42,14 +42,11 @@ extension TrackingError {
   /// The refusal of a body that could not be read (400).
   public init(_ error: BodyError) {
     switch error {
-    case .malformedJSON(let why):
-      self.init(.malformed, "malformedJSON", "The body is not valid JSON: \(why).")
-    case .wrongType(let field, let expected):
-      self.init(.malformed, "wrongType", "`\(field)` must be \(expected).")
-    case .missingField(let field): self.init(.malformed, "missingField", "`\(field)` is required.")
-    case .unknownField(let field): self.init(.malformed, "unknownField", "`\(field)` is not a known field.")
     case .rule(let error as TrackingError): self = error
     case .rule(let error): self.init(.invalid, "invalidBody", "\(error)")
+    default:
+      let problem = error.problem ?? ("invalidBody", "\(error)")
+      self.init(.malformed, problem.code, problem.detail)
     }
   }
 }
