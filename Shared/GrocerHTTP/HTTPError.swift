@@ -130,3 +130,13 @@ public struct HTTPError: Error, Sendable, Equatable {
     }
   }
 }
+
+/// Runs a handler's storage work: an `HTTPError` passes as it is, anything else (the database
+/// busy, an I/O error) becomes a 503 with `Retry-After: 1` naming `database`, never a 500.
+public func answeringStorageTroubleAs503<T: Sendable>(
+  database: String, _ body: () async throws -> T
+) async throws -> T {
+  do { return try await body() } catch let error as HTTPError { throw error } catch {
+    throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the \(database) database is busy; ask again")
+  }
+}

@@ -63,9 +63,6 @@ struct NotifyController: Sendable {
   }
 
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let error as HTTPError { throw error } catch {
-      throw HTTPError.serviceUnavailable(
-        retryAfter: 1, detail: "the notification database is busy; ask again")
-    }
+    try await answeringStorageTroubleAs503(database: "notification", body)
   }
 }

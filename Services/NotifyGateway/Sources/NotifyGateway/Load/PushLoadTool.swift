@@ -186,17 +186,19 @@ public final class PushLoadTool: Sendable {
     }
     // Drain: everything published is consumed and handled.
     let expected = published + orders.count
+    let consumed = Self.counter(
+      metrics, "events_consumed_total", labels: [("queue", configuration.serviceName)])
     _ = await Self.eventually(seconds: 30) {
-      (try? store.pendingCount()) == 0 && Self.counter(metrics, "events_consumed_total") >= expected
+      (try? store.pendingCount()) == 0 && consumed.value >= expected
     }
     // Until the last push was answered (not the drain's polling after it).
     report.seconds = Self.seconds(lastPush.withLock { $0 } - start)
     report.published = published
     report.latencies = samples.withLock { $0 }
     report.pushes = app.simulator?.answers[200] ?? 0
-    report.downgrades = Self.counter(metrics, "push_downgrades_total")
-    report.coalesced = Self.counter(metrics, "push_coalesced_total")
-    report.dropped = Self.counter(metrics, "push_dropped_total")
+    report.downgrades = Self.counter(metrics, "push_downgrades_total").value
+    report.coalesced = Self.counter(metrics, "push_coalesced_total").value
+    report.dropped = Self.counter(metrics, "push_dropped_total").value
     report.answers = Dictionary(
       uniqueKeysWithValues: (app.simulator?.answers ?? [:]).map { (String($0.key), $0.value) })
     report.peakMemoryMB = max(report.peakMemoryMB, Self.residentMB())
@@ -246,11 +248,10 @@ public final class PushLoadTool: Sendable {
     return condition()
   }
 
-  /// A counter's value from the registry's text (summed over its labels).
-  static func counter(_ metrics: MetricsRegistry, _ name: String) -> Int {
-    metrics.render().split(separator: "\n").filter { $0.hasPrefix(name) }.reduce(0) { sum, line in
-      sum + (Int(Double(line.split(separator: " ").last ?? "0") ?? 0))
-    }
+  /// The gateway's counter `name` (the registry answers the instrument it registered).
+  static func counter(_ metrics: MetricsRegistry, _ name: String, labels: [(String, String)] = []) -> Counter
+  {
+    metrics.counter(name, help: "", labels: labels)
   }
 
   static func residentMB() -> Double {

@@ -194,26 +194,19 @@ public final class NotifyStore: Sendable {
     return try database.read { db in
       try db.query(
         """
-        SELECT p.order_id, a.token, p.snapshot, a.last_version, a.shown, a.ended, a.high_times, 0,
-          a.started_at, p.occurred_at, p.attempts, p.expires_at, p.enqueued_at
+        SELECT p.order_id, a.token, p.snapshot, \(Self.stateColumns), p.occurred_at, p.attempts,
+          p.expires_at, p.enqueued_at
         FROM pending p JOIN activities a ON a.order_id = p.order_id
         WHERE a.token IS NOT NULL AND p.not_before <= ?
         ORDER BY p.not_before LIMIT ?
         """, now, limit
       ).map { row in
-        var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(8)))
-        state.lastVersion = try row.int64(3)
-        state.shown = try row.optionalString(4).map {
-          try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
-        }
-        state.ended = try row.bool(5)
-        state.highPriorityTimes = try Self.times(row.optionalString(6))
-        return DueUpdate(
+        DueUpdate(
           orderId: try row.string(0), token: try row.string(1),
-          snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)), state: state,
-          occurredAt: Date(timeIntervalSince1970: try row.double(9)),
-          enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
-          expiresAt: Date(timeIntervalSince1970: try row.double(11)))
+          snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
+          state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(8)),
+          enqueuedAt: Date(timeIntervalSince1970: try row.double(11)), attempts: try row.int(9),
+          expiresAt: Date(timeIntervalSince1970: try row.double(10)))
       }
     }
   }
@@ -317,18 +310,9 @@ public final class NotifyStore: Sendable {
   public func activity(_ orderId: String) throws -> (token: String?, state: ActivityState)? {
     try database.read { db in
       try db.queryOne(
-        "SELECT token, last_version, shown, ended, high_times, 0, started_at FROM activities WHERE order_id = ?",
+        "SELECT a.token, \(Self.stateColumns) FROM activities a WHERE a.order_id = ?",
         orderId
-      ).map { row in
-        var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(6)))
-        state.lastVersion = try row.int64(1)
-        state.shown = try row.optionalString(2).map {
-          try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
-        }
-        state.ended = try row.bool(3)
-        state.highPriorityTimes = try Self.times(row.optionalString(4))
-        return (try row.optionalString(0), state)
-      }
+      ).map { row in (try row.optionalString(0), try Self.state(row, from: 1)) }
     }
   }
 
@@ -349,6 +333,20 @@ public final class NotifyStore: Sendable {
       removed += db.changes
       return removed
     }
+  }
+
+  /// An activity's state as `state(_:from:)` reads it (five columns of `activities a`).
+  static let stateColumns = "a.last_version, a.shown, a.ended, a.high_times, a.started_at"
+
+  static func state(_ row: SQLRow, from first: Int) throws -> ActivityState {
+    var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(first + 4)))
+    state.lastVersion = try row.int64(first)
+    state.shown = try row.optionalString(first + 1).map {
+      try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
+    }
+    state.ended = try row.bool(first + 2)
+    state.highPriorityTimes = try times(row.optionalString(first + 3))
+    return state
   }
 
   static func times(_ text: String?) throws -> [Date] {

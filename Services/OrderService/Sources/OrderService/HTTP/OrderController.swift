@@ -58,7 +58,7 @@ struct OrderController: Sendable {
     case .started(let orderId):
       let saga = self.saga
       // The saga goes on in its own task whatever happens to this request.
-      let outcome = await Self.atMost(requestDeadline) { await saga.drive(orderId) }
+      let outcome = await answer(within: requestDeadline, cancellingLate: false) { await saga.drive(orderId) }
       switch outcome {
       case .answered(let reply)?: return Self.response(reply, replayed: false)
       case .unavailable(let error)?: throw Self.http(error)
@@ -193,24 +193,7 @@ struct OrderController: Sendable {
 
   /// Storage trouble is a 503 with `Retry-After`, never a 500.
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let error as HTTPError { throw error } catch {
-      throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the order database is busy; ask again")
-    }
+    try await answeringStorageTroubleAs503(database: "order", body)
   }
 
-  /// `work`'s value if it comes within `limit`, else nil (`work` goes on regardless).
-  static func atMost<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async -> T) async -> T? {
-    let answer = FirstAnswer<T?>()
-    return await withCheckedContinuation { continuation in
-      answer.wait(continuation)
-      let timer = Task {
-        try? await Task.sleep(for: limit)
-        answer.give(nil)
-      }
-      Task {
-        answer.give(await work())
-        timer.cancel()
-      }
-    }
-  }
 }

@@ -91,17 +91,10 @@ extension PaymentProvider {
   func within<T: Sendable>(
     _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
   ) async throws -> T {
-    let answer = FirstAnswer<Result<T, any Error>>()
-    return try await withCheckedContinuation { continuation in
-      answer.wait(continuation)
-      let work = Task {
-        do { answer.give(.success(try await operation())) } catch { answer.give(.failure(error)) }
-      }
-      Task {
-        try? await Task.sleep(for: limit)
-        answer.give(.failure(PaymentProviderError.timeout))
-        work.cancel()
-      }
-    }.get()
+    let result = await answer(within: limit, cancellingLate: true) { () async -> Result<T, any Error> in
+      do { return .success(try await operation()) } catch { return .failure(error) }
+    }
+    guard let result else { throw PaymentProviderError.timeout }
+    return try result.get()
   }
 }

@@ -266,12 +266,8 @@ struct TrackingController: Sendable {
 
   /// A rule's refusal is its problem; storage trouble a 503 with `Retry-After`, never a 500.
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do { return try await body() } catch let error as TrackingError { throw http(error) } catch let error
-      as HTTPError
-    {
-      throw error
-    } catch {
-      throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the tracking database is busy; ask again")
+    try await answeringStorageTroubleAs503(database: "tracking") {
+      do { return try await body() } catch let error as TrackingError { throw http(error) }
     }
   }
 }
