@@ -93,6 +93,7 @@ let package = Package(
       name: "NotifyGateway",
       dependencies: [
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerHTTPClient",
       ],
       path: "Services/NotifyGateway/Sources/NotifyGateway"),
     .executableTarget(
@@ -150,7 +151,7 @@ let package = Package(
       name: "NotifyGatewayTests",
       dependencies: [
         "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
-        "GrocerAuth", "GrocerTestSupport",
+        "GrocerAuth", "GrocerHTTPClient", "GrocerTestSupport",
       ],
       path: "Tests/NotifyGatewayTests", exclude: ["Golden"]),
   ],
