@@ -4,7 +4,7 @@ import Testing
 @testable import GrocerCore
 
 @Suite struct EventEnvelopeTests {
-  private struct StockChanged: Codable, Equatable {
+  private struct StockChanged: Codable, Equatable, Sendable {
     var hub: String
     var sku: String
     var count: Int
@@ -40,6 +40,29 @@ import Testing
     let payload = try envelope().payload(as: StockChanged.self)
     #expect(
       payload == StockChanged(hub: "h1", sku: "p1", count: 12, changedAt: occurredAt.addingTimeInterval(-5)))
+  }
+
+  @Test(arguments: ["req-1", nil] as [String?])
+  func readsTheTypedEnvelopeAsTheGenericOne(correlationId: String?) throws {
+    let original = try envelope(correlationId: correlationId)
+    let typed = try TypedEventEnvelope<StockChanged>.decode(original.message().body, type: "stock.changed")
+    #expect(typed.id == original.id)
+    #expect(typed.type == original.type)
+    #expect(typed.occurredAt == original.occurredAt)
+    #expect(typed.source == original.source)
+    #expect(typed.correlationId == original.correlationId)
+    #expect(typed.subject == original.subject)
+    #expect(typed.sequence == original.sequence)
+    #expect(try typed.payload == original.payload(as: StockChanged.self))
+  }
+
+  @Test func theTypedEnvelopeRefusesAnotherTypeOrAnotherPayload() throws {
+    let body = try envelope().message().body
+    #expect(throws: DecodingError.self) {
+      try TypedEventEnvelope<StockChanged>.decode(body, type: "stock.reserved")
+    }
+    struct Other: Decodable, Sendable { var orderId: String }
+    #expect(throws: DecodingError.self) { try TypedEventEnvelope<Other>.decode(body, type: "stock.changed") }
   }
 
   @Test func encodesEveryFieldWithRFC3339Times() throws {

@@ -63,33 +63,36 @@ struct NotifyEventHandler: Sendable {
 
   private func prepare(_ delivery: AMQPDelivery) -> Prepared {
     let (consumer, coalesced) = (self.consumer, self.coalesced)
+    // The routing key is the event's type: each body is read once, straight into its payload's type.
+    let type = delivery.routingKey
     do {
-      let envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
-      let (id, at) = (envelope.id, envelope.occurredAt)
-      switch envelope.type {
+      switch type {
       case TrackingEventType.updated:
-        let update = try envelope.payload(as: TrackingUpdated.self)
-        return .work(envelope.type) {
+        let event = try TypedEventEnvelope<TrackingUpdated>.decode(delivery.body, type: type)
+        let (id, at, update) = (event.id, event.occurredAt, event.payload)
+        return .work(type) {
           if try $0.enqueue(update, occurredAt: at, messageID: id, consumer: consumer) == .coalesced {
             coalesced.increment()
           }
         }
       case TrackingEventType.liveActivityToken:
-        let token = try envelope.payload(as: LiveActivityToken.self)
-        let sequence = envelope.sequence
-        return .work(envelope.type) {
+        let event = try TypedEventEnvelope<LiveActivityToken>.decode(delivery.body, type: type)
+        let (id, sequence, token) = (event.id, event.sequence, event.payload)
+        return .work(type) {
           _ = try $0.setActivityToken(token, sequence: sequence, messageID: id, consumer: consumer)
         }
       case OrderEventType.confirmed:
-        let order = try envelope.payload(as: OrderConfirmed.self)
-        return .work(envelope.type) {
+        let event = try TypedEventEnvelope<OrderConfirmed>.decode(delivery.body, type: type)
+        let (id, at, order) = (event.id, event.occurredAt, event.payload)
+        return .work(type) {
           _ = try $0.queueAlert(
             AlertText(title: "Order confirmed", body: "We're packing your order."), user: order.userId,
             orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
         }
       case OrderEventType.declined:
-        let order = try envelope.payload(as: OrderEnded.self)
-        return .work(envelope.type) {
+        let event = try TypedEventEnvelope<OrderEnded>.decode(delivery.body, type: type)
+        let (id, at, order) = (event.id, event.occurredAt, event.payload)
+        return .work(type) {
           _ = try $0.queueAlert(
             AlertText(title: "Payment declined", body: order.message ?? "Your payment did not go through."),
             user: order.userId, orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
