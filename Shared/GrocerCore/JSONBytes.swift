@@ -67,6 +67,17 @@ public struct JSONBytes: Sendable {
 
   public mutating func int(_ value: Int64) { int(Int(value)) }
 
+  /// A finite number as `JSONEncoder` writes it: the shortest text that reads back the same,
+  /// without a trailing `.0` (`13`, `52.5001`, `1e-05`). Not finite (no JSON for it): `null`.
+  public mutating func double(_ value: Double) {
+    guard value.isFinite else { return null() }
+    separate()
+    var text = value.description
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    bytes.append(contentsOf: text.utf8)
+    needsComma = true
+  }
+
   public mutating func bool(_ value: Bool) {
     separate()
     bytes.append(contentsOf: (value ? "true" : "false").utf8)

@@ -124,7 +124,7 @@ public final class NotifyStore: Sendable {
           occurred_at = excluded.occurred_at, enqueued_at = excluded.enqueued_at, attempts = 0,
           not_before = excluded.not_before, expires_at = excluded.expires_at
         """, snapshot.orderId, update.userId, snapshot.version,
-        String(decoding: try JSON.encode(snapshot), as: UTF8.self),
+        String(decoding: snapshot.jsonBytes, as: UTF8.self),
         occurredAt.timeIntervalSince1970, now.timeIntervalSince1970, now.timeIntervalSince1970,
         (now + self.updateLifetime).timeIntervalSince1970)
       result = pending == nil ? .queued : .coalesced

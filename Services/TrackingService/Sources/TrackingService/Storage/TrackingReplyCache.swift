@@ -42,7 +42,7 @@ public final class TrackingReplyCache: Sendable {
   public func entry(_ orderId: String) -> Entry? {
     guard var entry = entries.withLock({ $0[orderId] }) else { return nil }
     if entry.body == nil {
-      entry.body = (try? JSON.encode(entry.snapshot)).map { [UInt8]($0) }
+      entry.body = entry.snapshot.jsonBytes
       let encoded = entry
       entries.withLock { entries in
         if entries[orderId]?.version == encoded.version { entries[orderId]?.body = encoded.body }

@@ -261,12 +261,12 @@ public final class TrackingStore: Sendable {
     let payload = TrackingUpdated(
       userId: record.userId, hub: record.hub, snapshot: record.snapshot, changed: changed,
       previousStatus: previous)
-    // Written in one pass (no JSONValue round trip): this runs on the writer for every fix.
+    // Written by hand in one pass (no encoder): this runs on the writer for every fix.
     try Outbox.append(
-      try EventEnvelope.message(
+      EventEnvelope.message(
         id: ids.next(), type: TrackingEventType.updated, occurredAt: record.generatedAt,
         source: source, correlationId: correlationID, subject: record.orderId,
-        sequence: record.version, payload: payload), in: db)
+        sequence: record.version, payloadJSON: payload.jsonBytes), in: db)
   }
 
   private func save(_ record: TrackingRecord, in db: SQLiteConnection) throws {
