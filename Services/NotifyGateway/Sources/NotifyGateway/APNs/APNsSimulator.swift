@@ -30,7 +30,22 @@ public final class APNsSimulator: APNsTransport {
     public var status: Int
     public var reason: String?
     public var headers: [String: String]
-    public var payload: JSONValue
+    /// The body as sent; read only when someone looks (a load test pushes thousands a second).
+    var body: [UInt8]
+
+    /// The body as JSON (`null` if it was not JSON).
+    public var payload: JSONValue { (try? JSON.decode(JSONValue.self, from: Data(body))) ?? .null }
+
+    private enum CodingKeys: String, CodingKey { case receivedAt, status, reason, headers, payload }
+
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(receivedAt, forKey: .receivedAt)
+      try container.encode(status, forKey: .status)
+      try container.encodeIfPresent(reason, forKey: .reason)
+      try container.encode(headers, forKey: .headers)
+      try container.encode(payload, forKey: .payload)
+    }
   }
 
   private struct TokenRecord {
@@ -61,7 +76,7 @@ public final class APNsSimulator: APNsTransport {
     let token = request.token.lowercased()
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
-      payload: (try? JSON.decode(JSONValue.self, from: Data(request.payload))) ?? .null)
+      body: request.payload)
     records.withLock { records in
       var record = records[token] ?? TokenRecord()
       record.pushes.append(received)
