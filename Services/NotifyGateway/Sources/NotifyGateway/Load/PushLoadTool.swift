@@ -86,19 +86,17 @@ public final class PushLoadTool: Sendable {
     configuration.simulatorBurst = 1000
     defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
 
-    let samples = Mutex<[Double]>([])
-    let lastPush = Mutex(ContinuousClock.now)
-    // When each (order, version) was published: latency is measured from there, exactly.
-    let publishedAt = Mutex<[String: ContinuousClock.Instant]>([:])
+    let seen = Observations()
     let metrics = MetricsRegistry()
     let app = try buildNotifyGateway(
       configuration: configuration, logger: logger, metrics: metrics,
       onDelivered: { push in
         let now = ContinuousClock.now
-        if let sent = publishedAt.withLock({ $0.removeValue(forKey: "\(push.orderId)-v\(push.version)") }) {
-          samples.withLock { $0.append(Self.seconds(now - sent)) }
+        if let sent = seen.publishedAt.withLock({ $0.removeValue(forKey: "\(push.orderId)-v\(push.version)") }
+        ) {
+          seen.samples.withLock { $0.append(Self.seconds(now - sent)) }
         }
-        lastPush.withLock { $0 = now }
+        seen.lastPush.withLock { $0 = now }
       })
     for service in app.services where !(service is HTTPServer) { try await service.start() }
     let publisher = AMQPPublisher(
@@ -106,12 +104,35 @@ public final class PushLoadTool: Sendable {
         settings: options.settings, connectionName: "\(configuration.serviceName)-load"),
       logger: logger, metrics: metrics)
     try await publisher.start()
-    defer {
-      Task {
-        await publisher.shutdown()
-        for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
-      }
+    // The run's queue goes when it ends: one left bound would take a copy of every later run's
+    // events (and tie up the broker writing them).
+    let amqp = AMQPConfiguration(
+      settings: options.settings, connectionName: "\(configuration.serviceName)-admin")
+    do {
+      let report = try await measure(
+        app: app, publisher: publisher, configuration: configuration, metrics: metrics, seen: seen,
+        progress: progress)
+      await stop(app: app, publisher: publisher, amqp: amqp, queue: configuration.serviceName)
+      return report
+    } catch {
+      await stop(app: app, publisher: publisher, amqp: amqp, queue: configuration.serviceName)
+      throw error
     }
+  }
+
+  private func stop(app: NotifyGatewayApp, publisher: AMQPPublisher, amqp: AMQPConfiguration, queue: String)
+    async
+  {
+    await publisher.shutdown()
+    for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
+    try? await AMQPAdmin.deleteQueues(configuration: amqp, [queue, queue + ".parking"])
+  }
+
+  private func measure(
+    app: NotifyGatewayApp, publisher: AMQPPublisher, configuration: NotifyGatewayConfiguration,
+    metrics: MetricsRegistry, seen: Observations, progress: @escaping @Sendable (String) -> Void
+  ) async throws -> Report {
+    let unique = configuration.serviceName.dropFirst("push-load-".count)
     guard await publisher.waitUntilConnected(timeout: .seconds(15)) else {
       throw LoadError(description: "the broker is not reachable (GROCER_AMQP_URL)")
     }
@@ -161,18 +182,18 @@ public final class PushLoadTool: Sendable {
         let index = next % orders.count
         next += 1
         versions[index] += 1
-        batch.append(try update(orders[index], version: versions[index], base: now))
+        batch.append(update(orders[index], version: versions[index], base: now))
         published += 1
       }
       if !batch.isEmpty {
         let sentAt = ContinuousClock.now
-        publishedAt.withLock { table in for message in batch { table[message.messageID] = sentAt } }
+        seen.publishedAt.withLock { table in for message in batch { table[message.messageID] = sentAt } }
         try await publisher.publish(batch)
       }
       let second = Int(elapsed)
       if second > lastSecond {
         let pushes = app.simulator?.answers[200] ?? 0
-        let all = samples.withLock { $0 }
+        let all = seen.samples.withLock { $0 }
         let window = Array(all[lastSamples...]).sorted()
         report.timeline.append(
           Second(
@@ -192,9 +213,9 @@ public final class PushLoadTool: Sendable {
       (try? store.pendingCount()) == 0 && consumed.value >= expected
     }
     // Until the last push was answered (not the drain's polling after it).
-    report.seconds = Self.seconds(lastPush.withLock { $0 } - start)
+    report.seconds = Self.seconds(seen.lastPush.withLock { $0 } - start)
     report.published = published
-    report.latencies = samples.withLock { $0 }
+    report.latencies = seen.samples.withLock { $0 }
     report.pushes = app.simulator?.answers[200] ?? 0
     report.downgrades = Self.counter(metrics, "push_downgrades_total").value
     report.coalesced = Self.counter(metrics, "push_coalesced_total").value
@@ -210,7 +231,7 @@ public final class PushLoadTool: Sendable {
 
   /// The `version`th update of `order`: ETA drift mostly, a stage change every fourth, a rider
   /// move every tenth.
-  private func update(_ order: String, version: Int64, base: Date) throws -> OutgoingMessage {
+  private func update(_ order: String, version: Int64, base: Date) -> OutgoingMessage {
     let stage: TrackingStatus = (version / 4).isMultiple(of: 2) ? .onTheWay : .problem
     let riderOnly = version % 10 == 0
     let drift = Double(riderOnly ? version - 1 : version) * 120
@@ -222,13 +243,23 @@ public final class PushLoadTool: Sendable {
         firstName: "Ana", lat: 52.5 + Double(version) * 0.0001, lng: 13.4, recordedAt: generatedAt),
       destination: GeoPoint(lat: 52.53, lng: 13.41), generatedAt: base + Double(version))
     let changed: [TrackingChange] = riderOnly ? [.rider] : (version % 4 == 0 ? [.stage, .eta] : [.eta])
-    return try EventEnvelope(
+    // One pass, as TrackingService writes it: the generator shares the gateway's cores.
+    return EventEnvelope.message(
       id: "\(order)-v\(version)", type: TrackingEventType.updated, occurredAt: generatedAt,
       source: "push-load",
       correlationId: nil, subject: order, sequence: version,
-      payload: TrackingUpdated(
-        userId: "u-\(order)", hub: "h1", snapshot: snapshot, changed: changed, previousStatus: stage)
-    ).message()
+      payloadJSON: TrackingUpdated(
+        userId: "u-\(order)", hub: "h1", snapshot: snapshot, changed: changed, previousStatus: stage
+      ).jsonBytes)
+  }
+
+  /// What the gateway tells the tool as pushes are answered.
+  final class Observations: Sendable {
+    /// Seconds from publishing to APNs's answer, one per delivered push.
+    let samples = Mutex<[Double]>([])
+    let lastPush = Mutex(ContinuousClock.now)
+    /// When each (order, version) was published: latency is measured from there, exactly.
+    let publishedAt = Mutex<[String: ContinuousClock.Instant]>([:])
   }
 
   struct LoadError: Error, CustomStringConvertible {
