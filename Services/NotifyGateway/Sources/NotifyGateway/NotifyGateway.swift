@@ -22,29 +22,41 @@ public struct NotifyGatewayApp: Sendable {
   }
 }
 
-/// The composition root. Pushes go to `transport` when given (the real APNs provider API),
-/// else to the built-in simulator.
+/// The composition root. Pushes go to `transport` when given (tests inject one; if it is a
+/// `LifecycleService`, such as `CurlAPNsTransport`, it starts before the engine and stops after
+/// it), else to what `GROCER_APNS_TRANSPORT` names: the built-in simulator (`simulator`, the
+/// default) or APNs's provider API over HTTP/2 (`http2`, see `curlAPNsTransport(clock:logger:)`).
+/// Throws `NotifyGatewayConfigurationError` when the APNs settings cannot be used.
 public func buildNotifyGateway(
   configuration: NotifyGatewayConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
   metrics: MetricsRegistry = MetricsRegistry(), transport: (any APNsTransport)? = nil,
   onDelivered: (@Sendable (DeliveredPush) -> Void)? = nil
 ) throws -> NotifyGatewayApp {
+  let simulator: APNsSimulator?
+  let chosen: any APNsTransport
+  if let transport {
+    simulator = nil
+    chosen = transport
+  } else {
+    switch try configuration.apnsTransportKind() {
+    case .simulator:
+      let local = APNsSimulator(options: configuration.simulatorOptions, clock: clock)
+      simulator = local
+      chosen = local
+    case .http2:
+      simulator = nil
+      chosen = try configuration.curlAPNsTransport(clock: clock, logger: logger)
+    }
+  }
+  let transportServices = (chosen as? any LifecycleService).map { [$0] } ?? []
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)
   let store = NotifyStore(database: database, clock: clock, updateLifetime: configuration.updateLifetime)
-  var simulator: APNsSimulator?
-  if transport == nil {
-    var options = APNsSimulator.Options(bundleID: configuration.bundleID)
-    options.perTokenBurst = configuration.simulatorBurst
-    options.failureRate = configuration.simulatorFailureRate
-    options.latency = .milliseconds(Int(configuration.simulatorLatency * 1000))
-    simulator = APNsSimulator(options: options, clock: clock)
-  }
   var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
   engineOptions.concurrency = configuration.concurrency
   engineOptions.onDelivered = onDelivered
   let engine = DeliveryEngine(
-    store: store, transport: transport ?? simulator!,
+    store: store, transport: chosen,
     policy: PushPolicy(hourlyBudget: configuration.hourlyBudget),
     options: engineOptions, clock: clock, logger: logger, metrics: metrics)
 
@@ -80,5 +92,5 @@ public func buildNotifyGateway(
     responder: router, logger: logger)
   return NotifyGatewayApp(
     router: router, store: store, engine: engine, simulator: simulator, http: http,
-    services: [engine, consumer, inboxPurge, http], metrics: metrics)
+    services: transportServices + [engine, consumer, inboxPurge, http], metrics: metrics)
 }

@@ -19,6 +19,21 @@ public struct NotifyGatewayConfiguration: Sendable {
   public var simulatorFailureRate = 0.0
   public var simulatorLatency: TimeInterval = 0
   public var queueExpiry: TimeInterval?
+  /// Where pushes go: `simulator` (the built-in one, the default) or `http2` (the APNs provider
+  /// API, `CurlAPNsTransport`). Checked by `buildNotifyGateway`.
+  public var apnsTransport = "simulator"
+  /// `production`, `sandbox` or a base URL (the simulator's TLS front: `https://localhost:8443`).
+  public var apnsURL = "sandbox"
+  /// The `.p8` token-signing key (PEM) Apple issued; required with `http2`.
+  public var apnsKeyFile: String?
+  /// The key's 10-character id (`kid`); required with `http2` and by `apns-simulator`.
+  public var apnsKeyID: String?
+  /// The developer team's 10-character id (`iss`); required with `http2` and by `apns-simulator`.
+  public var apnsTeamID: String?
+  /// A PEM file of CA certificates to trust instead of the system's (the simulator front's).
+  public var apnsCAFile: String?
+  /// `notify-gateway apns-simulator`: the public key (PEM) that checks the provider tokens.
+  public var simulatorPublicKeyFile: String?
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -35,7 +50,27 @@ public struct NotifyGatewayConfiguration: Sendable {
     simulatorLatency = max(0, settings.double("GROCER_APNS_SIM_LATENCY", default: 0))
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
+    apnsTransport = settings.string("GROCER_APNS_TRANSPORT", default: apnsTransport).lowercased()
+    apnsURL = settings.string("GROCER_APNS_URL", default: apnsURL)
+    func optional(_ key: String) -> String? {
+      let value = settings.string(key, default: "")
+      return value.isEmpty ? nil : value
+    }
+    apnsKeyFile = optional("GROCER_APNS_KEY_FILE")
+    apnsKeyID = optional("GROCER_APNS_KEY_ID")
+    apnsTeamID = optional("GROCER_APNS_TEAM_ID")
+    apnsCAFile = optional("GROCER_APNS_CA_FILE")
+    simulatorPublicKeyFile = optional("GROCER_APNS_SIM_PUBLIC_KEY")
   }
 
   var databasePath: String { dataDirectory + "/notify.sqlite" }
+}
+
+/// A setting NotifyGateway cannot work with; the message names the variable.
+public struct NotifyGatewayConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+  public let message: String
+
+  public init(_ message: String) { self.message = message }
+
+  public var description: String { message }
 }

@@ -1,0 +1,118 @@
+import Foundation
+import GrocerAuth
+import GrocerCore
+import GrocerHTTP
+
+/// The APNs simulator served over HTTP, speaking APNs's provider API: `POST /3/device/{token}`
+/// with the `apns-*` headers and `authorization: bearer <JWT>`, answered as APNs answers — 200
+/// with an empty body, or the status with `{"reason":"…"}` (and, for 410, `"timestamp"` in
+/// milliseconds); the `apns-id` header on every answer.
+///
+/// In order: the provider token (`APNsProviderTokenVerifier`: 403 `MissingProviderToken`,
+/// `InvalidProviderToken`, `ExpiredProviderToken`, 429 `TooManyProviderTokenUpdates`), then the
+/// headers as APNs reads them (defaults: a generated `apns-id`, priority 10, no expiration; 400
+/// `InvalidPushType`, `MissingTopic`, `BadPriority`, `BadExpirationDate`), then the simulator
+/// (`APNsSimulator.send`: the rules, 410, 429, injected 503s; it records the push).
+///
+/// libmicrohttpd speaks HTTP/1.1 only: to test the HTTP/2 transport, put nginx in front
+/// (`deploy/local/apns-simulator.sh`, or `NginxH2Front` in tests) to terminate TLS and h2, as
+/// APNs's own front does.
+public struct APNsSimulatorRoutes: Sendable {
+  public let simulator: APNsSimulator
+  public let verifier: APNsProviderTokenVerifier
+
+  public init(simulator: APNsSimulator, verifier: APNsProviderTokenVerifier) {
+    self.simulator = simulator
+    self.verifier = verifier
+  }
+
+  /// `POST /3/device/{token}` (no GrocerHTTP auth: the provider token is checked here) and
+  /// `GET /v1/sim/devices/{token}` (what the simulator recorded for a token; staff only when the
+  /// router has an `AuthMiddleware`).
+  public var routes: [Route] {
+    [
+      Route("POST", "/3/device/{token}", .async(push)),
+      Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), .sync(record)),
+    ]
+  }
+
+  @Sendable func push(_ http: HTTPRequest) async throws -> HTTPResponse {
+    let id = http.headers["apns-id"] ?? UUID().uuidString.lowercased()
+    if case .rejected(let rejection) = verifier.check(authorizationHeader: http.headers["authorization"]) {
+      return Self.answer(APNsResponse(status: rejection.status, reason: rejection.reason, id: id))
+    }
+    let request: APNsRequest
+    switch Self.request(from: http, id: id) {
+    case .success(let parsed): request = parsed
+    case .failure(let refusal): return Self.answer(refusal.response)
+    }
+    return Self.answer(try await simulator.send(request))
+  }
+
+  /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first (the
+  /// same shape as the gateway's own `GET /v1/sim/devices/{token}`).
+  @Sendable func record(_ http: inout HTTPRequest) throws -> HTTPResponse {
+    let token = try http.pathParameter("token").lowercased()
+    struct Reply: Encodable {
+      var token: String
+      var pushes: [APNsSimulator.Received]
+    }
+    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator.received(by: token)))
+  }
+
+  /// A request APNs would refuse before looking at it further.
+  struct Refusal: Error {
+    var response: APNsResponse
+  }
+
+  /// The `APNsRequest` the headers, path and body describe, with APNs's defaults; or the 400 APNs
+  /// answers for a header it cannot read.
+  static func request(from http: HTTPRequest, id: String) -> Result<APNsRequest, Refusal> {
+    func refuse(_ reason: String) -> Result<APNsRequest, Refusal> {
+      .failure(Refusal(response: APNsResponse(status: 400, reason: reason, id: id)))
+    }
+    guard let token = try? http.pathParameter("token"), !token.isEmpty else {
+      return refuse("MissingDeviceToken")
+    }
+    guard let type = http.headers["apns-push-type"].flatMap(APNsRequest.PushType.init(rawValue:)) else {
+      return refuse("InvalidPushType")
+    }
+    guard let topic = http.headers["apns-topic"], !topic.isEmpty else { return refuse("MissingTopic") }
+    var priority = 10
+    if let text = http.headers["apns-priority"] {
+      guard let number = Int(text) else { return refuse("BadPriority") }
+      priority = number
+    }
+    var expiration: Date?
+    if let text = http.headers["apns-expiration"] {
+      guard let seconds = Int64(text), seconds >= 0 else { return refuse("BadExpirationDate") }
+      // 0: deliver now or never (what `APNsRequest` sends for no expiration).
+      expiration = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+    return .success(
+      APNsRequest(
+        token: token, pushType: type, topic: topic, priority: priority, expiration: expiration, id: id,
+        collapseID: http.headers["apns-collapse-id"], payload: http.body))
+  }
+
+  /// The HTTP answer APNs gives for `response`.
+  static func answer(_ response: APNsResponse) -> HTTPResponse {
+    var headers = HTTPHeaders()
+    if let id = response.id { headers.add("apns-id", id) }
+    guard response.status != 200 else { return HTTPResponse(status: 200, headers: headers) }
+    // Written by hand so the timestamp is an integer of milliseconds, as APNs writes it.
+    var body = #"{"reason":"# + jsonString(response.reason ?? "InternalServerError")
+    if let timestamp = response.timestamp {
+      body += #","timestamp":"# + String(Int64((timestamp.timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+    body += "}"
+    headers.add("Content-Type", "application/json")
+    let bytes = Array(body.utf8)
+    return HTTPResponse(status: response.status, headers: headers, body: bytes)
+  }
+
+  /// `text` as a JSON string literal.
+  private static func jsonString(_ text: String) -> String {
+    (try? JSON.encoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? #""""#
+  }
+}
