@@ -20,7 +20,8 @@ public final class MetricsMiddleware: HTTPMiddleware {
   }
 
   private let registry: MetricsRegistry
-  private let cache = Mutex(Cache())
+  /// Read by every request, written once per new (route, method, status).
+  private let cache = ReadMostly(Cache())
 
   public init(registry: MetricsRegistry) {
     self.registry = registry
@@ -46,14 +47,14 @@ public final class MetricsMiddleware: HTTPMiddleware {
 
   private func instruments(route: String, method: String, status: Int) -> (Counter, Histogram) {
     let counterKey = CounterKey(route: route, method: method, status: status)
-    if let found = cache.withLock({ $0.instruments[counterKey] }) { return found }
+    if let found = cache.read({ $0.instruments[counterKey] }) { return found }
     let counter = registry.counter(
       "http_requests_total", help: "HTTP requests answered, by route template, method and status.",
       labels: [("method", method), ("route", route), ("status", String(status))])
     let histogram = registry.histogram(
       "http_request_duration_seconds", help: "Time to answer HTTP requests, by route template.",
       labels: [("method", method), ("route", route)])
-    cache.withLock { $0.instruments[counterKey] = (counter, histogram) }
+    cache.write { $0.instruments[counterKey] = (counter, histogram) }
     return (counter, histogram)
   }
 }

@@ -170,13 +170,14 @@ public struct Router: HTTPResponder {
     }
 
     static let capacity = 4096
-    private let matches = Mutex<[Key: Match]>([:])
+    /// Read by every request, written once per new path: readers must not wait for each other.
+    private let matches = ReadMostly<[Key: Match]>([:])
 
-    func lookup(_ key: Key) -> Match? { matches.withLock { $0[key] } }
+    func lookup(_ key: Key) -> Match? { matches.read { $0[key] } }
 
     func insert(_ key: Key, _ match: Match) {
       guard key.rawPath.utf8.count <= 256 else { return }
-      matches.withLock { matches in
+      matches.write { matches in
         if matches.count >= Self.capacity { matches.removeAll(keepingCapacity: true) }
         matches[key] = match
       }

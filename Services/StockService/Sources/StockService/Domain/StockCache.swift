@@ -1,5 +1,6 @@
 import Foundation
 import GrocerContracts
+import GrocerCore
 import Synchronization
 
 /// The in-memory cache of stock counts that answers `GET /v1/hubs/{hub}/stock`, the hot path.
@@ -103,7 +104,7 @@ public final class StockCache: Sendable {
   /// parsing the ids, looking each up and writing the JSON again.
   public func rememberedReply(hub: HubID, query: String, now: Date) -> StockReply? {
     let shard = shard(for: hub)
-    guard let memo = shard.replies.withLock({ $0[hub]?.entries[query] }),
+    guard let memo = shard.replies.read({ $0[hub]?.entries[query] }),
       memo.epoch == shard.epoch.load(ordering: .acquiring)
     else { return nil }
     let age = now.timeIntervalSinceReferenceDate - memo.asOf
@@ -117,7 +118,7 @@ public final class StockCache: Sendable {
   /// the lookup (then it is already stale and is dropped).
   public func remember(_ reply: StockReply, hub: HubID, query: String, lookup: StockLookup) {
     let shard = shard(for: hub)
-    shard.replies.withLock { replies in
+    shard.replies.write { replies in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
       let size = query.utf8.count + reply.body.count
       var remembered = replies[hub] ?? Remembered()
@@ -148,7 +149,7 @@ public final class StockCache: Sendable {
     for shard in shards {
       shard.slots.withLock { $0.removeAll() }
       shard.epoch.add(1, ordering: .acquiringAndReleasing)
-      shard.replies.withLock { $0.removeAll() }
+      shard.replies.write { $0.removeAll() }
     }
   }
 
@@ -178,7 +179,8 @@ public final class StockCache: Sendable {
     /// Bumped by every invalidation in this shard; a remembered reply is good only while the
     /// epoch it was built at is current.
     let epoch = Atomic<UInt64>(0)
-    let replies = Mutex<[HubID: Remembered]>([:])
+    /// Read by every lookup, written once per new id set: readers must not wait for each other.
+    let replies = ReadMostly<[HubID: Remembered]>([:])
   }
 
   /// One hub's remembered replies by raw query, and the bytes they hold.
