@@ -112,38 +112,58 @@ public final class Gauge: Sendable {
 }
 
 /// Observations counted into cumulative buckets (seconds, for latencies).
-public final class Histogram: Sendable {
+///
+/// Lock-free (atomics only): every HTTP request observes one, from several threads at once, and
+/// a lock here made them queue behind a thread preempted while holding it (measured: a fifth of
+/// the stock lookup's time in the lock with 8 HTTP threads on 2 cores).
+public final class Histogram: @unchecked Sendable {
   public static let latencyBuckets: [Double] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
   ]
 
-  private struct State {
-    var counts: [Int]
-    var sum: Double = 0
-    var count: Int = 0
-  }
-
   let buckets: [Double]
-  private let state: Mutex<State>
+  /// One count per bucket (not cumulative), then the count of all observations.
+  private let counts: UnsafeMutablePointer<Atomic<Int>>
+  /// The sum's bit pattern (a `Double`), updated by compare-and-exchange.
+  private let sumBits = Atomic<UInt64>(0.0.bitPattern)
 
   init(buckets: [Double]) {
     self.buckets = buckets
-    self.state = Mutex(State(counts: Array(repeating: 0, count: buckets.count)))
+    counts = .allocate(capacity: buckets.count + 1)
+    for index in 0...buckets.count { (counts + index).initialize(to: Atomic(0)) }
+  }
+
+  deinit {
+    counts.deinitialize(count: buckets.count + 1)
+    counts.deallocate()
   }
 
   public func observe(_ value: Double) {
-    let index = buckets.firstIndex { value <= $0 }
-    state.withLock { state in
-      if let index { state.counts[index] += 1 }
-      state.sum += value
-      state.count += 1
+    if let index = buckets.firstIndex(where: { value <= $0 }) {
+      counts[index].add(1, ordering: .relaxed)
     }
+    var old = sumBits.load(ordering: .relaxed)
+    while true {
+      let (exchanged, original) = sumBits.weakCompareExchange(
+        expected: old, desired: (Double(bitPattern: old) + value).bitPattern, ordering: .relaxed)
+      if exchanged { break }
+      old = original
+    }
+    counts[buckets.count].add(1, ordering: .relaxed)
   }
 
-  public var count: Int { state.withLock { $0.count } }
+  public var count: Int { counts[buckets.count].load(ordering: .relaxed) }
+
+  /// The per-bucket counts, the sum and the count, read one by one (an observation that lands
+  /// meanwhile may show in some and not others; the total is read last and kept ≥ the buckets').
+  private var snapshot: (counts: [Int], sum: Double, count: Int) {
+    let perBucket = (0..<buckets.count).map { counts[$0].load(ordering: .relaxed) }
+    let sum = Double(bitPattern: sumBits.load(ordering: .relaxed))
+    return (perBucket, sum, max(count, perBucket.reduce(0, +)))
+  }
 
   func render(name: String, labels: String) -> String {
-    let snapshot = state.withLock { $0 }
+    let snapshot = self.snapshot
     let inner = labels.isEmpty ? "" : String(labels.dropFirst().dropLast()) + ","
     var out = ""
     var cumulative = 0

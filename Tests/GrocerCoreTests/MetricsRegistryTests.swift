@@ -81,6 +81,25 @@ import Testing
     #expect(text.hasPrefix("# HELP alpha_total a\n"))
   }
 
+  @Test func observationsFromManyThreadsAreAllCounted() async {
+    let registry = MetricsRegistry()
+    let histogram = registry.histogram("h", help: "x", buckets: [0.5, 1])
+    await withTaskGroup(of: Void.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          for index in 0..<1_000 { histogram.observe(index.isMultiple(of: 2) ? 0.25 : 2) }
+        }
+      }
+    }
+    #expect(histogram.count == 8_000)
+    let text = registry.render()
+    #expect(text.contains(#"h_bucket{le="0.5"} 4000"#))
+    #expect(text.contains(#"h_bucket{le="1"} 4000"#))
+    #expect(text.contains(#"h_bucket{le="+Inf"} 8000"#))
+    #expect(text.contains("h_sum 9000.0"))
+    #expect(text.contains("h_count 8000"))
+  }
+
   @Test func countsAnObservationOnABucketBoundInThatBucket() {
     let registry = MetricsRegistry()
     registry.histogram("h", help: "x", buckets: [0.1, 1]).observe(0.1)
