@@ -13,6 +13,7 @@ let package = Package(
     .executable(name: "tracking-service", targets: ["tracking-service"]),
     .executable(name: "notify-gateway", targets: ["notify-gateway"]),
     .executable(name: "grocer-token", targets: ["grocer-token"]),
+    .executable(name: "grocer", targets: ["grocer"]),
   ],
   targets: [
     // C libraries from Debian, each behind one Swift module.
@@ -34,6 +35,16 @@ let package = Package(
     .target(name: "GrocerContracts", dependencies: ["GrocerCore"], path: "Shared/GrocerContracts"),
     .executableTarget(
       name: "grocer-token", dependencies: ["GrocerCore", "GrocerAuth"], path: "Shared/Tools/grocer-token"),
+    // The operators' command (`grocer`): its commands live in GrocerOps, tested in-process.
+    .target(
+      name: "GrocerOps",
+      dependencies: [
+        "GrocerCore", "GrocerAuth", "GrocerAMQP", "GrocerContracts", "GrocerHTTPClient", "StockService",
+        "TrackingService", "NotifyGateway",
+      ],
+      path: "Shared/Tools/GrocerOps"),
+    .executableTarget(
+      name: "grocer", dependencies: ["GrocerOps", "GrocerCore"], path: "Shared/Tools/grocer"),
 
     // Benchmarks (commands, not tests; `make bench` runs Benchmarks/*/run.sh).
     .executableTarget(
@@ -104,6 +115,12 @@ let package = Package(
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
     .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
+    .testTarget(
+      name: "GrocerOpsTests",
+      dependencies: [
+        "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerAuth", "GrocerContracts", "GrocerTestSupport",
+      ],
+      path: "Tests/GrocerOpsTests"),
     .testTarget(
       name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
     .testTarget(

@@ -1,0 +1,3 @@
+import GrocerOps
+
+print(GrocerOps.usage)
