@@ -57,6 +57,30 @@ import Testing
       ])
   }
 
+  @Test func everyPushIsStampedLaterThanThePreviousOneEvenWithinOneSecond() {
+    // Three snapshots generated within one second: a stage change, an ETA drift, the end.
+    var snapshots = [
+      snapshot(1, .picking), snapshot(2, .onTheWay, eta: (300, 600)), snapshot(3, .delivered, eta: nil),
+    ]
+    for index in snapshots.indices { snapshots[index].generatedAt = start + 10.2 + Double(index) * 0.3 }
+    let stamps = run(snapshots).compactMap { decision -> Int? in
+      guard case .send(let push) = decision else { return nil }
+      return push.timestamp
+    }
+    let first = Int(start.timeIntervalSince1970) + 10
+    #expect(stamps == [first, first + 1, first + 2])
+    // A later snapshot keeps its own second once that is past the last push's.
+    var state = ActivityState(startedAt: start)
+    state.lastTimestamp = first + 2
+    let (decision, next) = policy.decide(snapshot(40, .arriving), state: state, now: start + 60)
+    guard case .send(let push) = decision else {
+      Issue.record("expected a push, got \(decision)")
+      return
+    }
+    #expect(push.timestamp == Int(start.timeIntervalSince1970) + 40)
+    #expect(next.lastTimestamp == push.timestamp)
+  }
+
   @Test func anOlderSnapshotIsNeverSentAfterANewerOne() {
     #expect(
       run([snapshot(5, .picking), snapshot(4, .placed), snapshot(5, .picking)]).map(shape) == [

@@ -174,7 +174,8 @@ public final class DeliveryEngine: LifecycleService {
     let request = APNsRequest(
       token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
       priority: push.priority, expiration: update.expiresAt, id: UUID().uuidString.lowercased(),
-      payload: PushPayloads.liveActivity(update.snapshot, event: push.event, alert: push.alert))
+      payload: PushPayloads.liveActivity(
+        update.snapshot, event: push.event, alert: push.alert, timestamp: push.timestamp))
     let response = await send(request)
     count(request, response)
     switch response?.disposition {

@@ -63,17 +63,17 @@ public enum PushPayloads {
     var aps: APS
   }
 
-  /// An ActivityKit push: `timestamp` is the snapshot's `generatedAt` (the device ignores an
-  /// update older than the one it shows); an update goes stale `staleAfter` seconds later; an
+  /// An ActivityKit push: `timestamp` is the snapshot's `generatedAt` unless given (the device
+  /// ignores an update older than the one it shows); an update goes stale `staleAfter` seconds later; an
   /// end is dismissed `dismissAfter` seconds later.
   ///
   /// Never over APNs's 4 KB: a long alert text or rider name is shortened (whole characters,
   /// with "…") until it fits; a push that cannot be sent would leave the card showing old news.
   public static func liveActivity(
-    _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, staleAfter: TimeInterval = 180,
-    dismissAfter: TimeInterval = 900
+    _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, timestamp: Int? = nil,
+    staleAfter: TimeInterval = 180, dismissAfter: TimeInterval = 900
   ) -> [UInt8] {
-    let timestamp = LiveActivityContent.seconds(snapshot.generatedAt)
+    let timestamp = timestamp ?? LiveActivityContent.seconds(snapshot.generatedAt)
     var content = LiveActivityContent(snapshot)
     var alert = alert
     while true {

@@ -10,6 +10,8 @@ public struct ActivityState: Sendable, Hashable {
   public var ended = false
   /// When the priority-10 pushes of the last hour were sent (the budget's sliding window).
   public var highPriorityTimes: [Date] = []
+  /// The `timestamp` of the last push sent (Unix seconds): the next one carries a later one.
+  public var lastTimestamp = 0
   /// When the activity started (a Live Activity lives at most eight hours).
   public var startedAt: Date
 
@@ -25,7 +27,8 @@ public struct ActivityState: Sendable, Hashable {
 /// - anything else (the rider moved, the card has no map): nothing;
 /// - over `hourlyBudget` priority-10 pushes within any sixty minutes (a sliding window): priority
 ///   5, counted as a downgrade;
-/// - past `maximumLifetime` (eight hours) the system ended the activity: nothing.
+/// - past `maximumLifetime` (eight hours) the system ended the activity: nothing;
+/// - every push's `timestamp` is later than the previous push's (two in one second: one more).
 public struct PushPolicy: Sendable {
   public var hourlyBudget: Int
   public var etaDrift: TimeInterval = 60
@@ -43,6 +46,10 @@ public struct PushPolicy: Sendable {
     public var alert: AlertText?
     /// Wanted priority 10, sent at 5 because the budget was used up.
     public var downgraded: Bool
+    /// The payload's `timestamp` (Unix seconds): the snapshot's `generatedAt`, moved past the
+    /// previous push's when both fall in one second — the device keeps only an update newer than
+    /// what it shows, so each push must be strictly later than the last.
+    public var timestamp: Int
   }
 
   public enum Decision: Sendable, Hashable {
@@ -91,8 +98,14 @@ public struct PushPolicy: Sendable {
     }
     next.shown = content
     next.ended = event == .end
+    let timestamp = max(LiveActivityContent.seconds(snapshot.generatedAt), state.lastTimestamp + 1)
+    next.lastTimestamp = timestamp
     let alert = PushPayloads.stageAlert(snapshot)
-    return (.send(Push(priority: priority, event: event, alert: alert, downgraded: downgraded)), next)
+    return (
+      .send(
+        Push(priority: priority, event: event, alert: alert, downgraded: downgraded, timestamp: timestamp)),
+      next
+    )
   }
 
   func etaMoved(from shown: LiveActivityContent?, to content: LiveActivityContent) -> Bool {

@@ -62,5 +62,10 @@ enum NotifySchema {
         CREATE INDEX pending_expiry ON pending(expires_at);
         CREATE INDEX alerts_expiry ON alerts(expires_at);
         """),
+    Migration(
+      version: 3, name: "the last push's timestamp per activity",
+      sql: """
+        ALTER TABLE activities ADD COLUMN last_timestamp INTEGER NOT NULL DEFAULT 0;
+        """),
   ]
 }

@@ -204,9 +204,10 @@ public final class NotifyStore: Sendable {
         DueUpdate(
           orderId: try row.string(0), token: try row.string(1),
           snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
-          state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(8)),
-          enqueuedAt: Date(timeIntervalSince1970: try row.double(11)), attempts: try row.int(9),
-          expiresAt: Date(timeIntervalSince1970: try row.double(10)))
+          // Columns 3…8 are the state's.
+          state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
+          enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
+          expiresAt: Date(timeIntervalSince1970: try row.double(11)))
       }
     }
   }
@@ -234,11 +235,12 @@ public final class NotifyStore: Sendable {
       case .handled(let state):
         try db.execute(
           """
-          UPDATE activities SET last_version = MAX(last_version, ?), shown = ?, ended = ?, high_times = ?
+          UPDATE activities SET last_version = MAX(last_version, ?), shown = ?, ended = ?, high_times = ?,
+            last_timestamp = MAX(last_timestamp, ?)
           WHERE order_id = ? AND token = ?
           """, state.lastVersion,
           try state.shown.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
-          state.ended, Self.text(state.highPriorityTimes), update.orderId, update.token)
+          state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, update.orderId, update.token)
         // Sent to a token that was replaced meanwhile: the new activity has not seen it, so the
         // update stays pending for it and the activity's state is not the old one's.
         guard db.changes > 0 else { return }
@@ -336,7 +338,7 @@ public final class NotifyStore: Sendable {
   }
 
   /// An activity's state as `state(_:from:)` reads it (five columns of `activities a`).
-  static let stateColumns = "a.last_version, a.shown, a.ended, a.high_times, a.started_at"
+  static let stateColumns = "a.last_version, a.shown, a.ended, a.high_times, a.started_at, a.last_timestamp"
 
   static func state(_ row: SQLRow, from first: Int) throws -> ActivityState {
     var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(first + 4)))
@@ -346,6 +348,7 @@ public final class NotifyStore: Sendable {
     }
     state.ended = try row.bool(first + 2)
     state.highPriorityTimes = try times(row.optionalString(first + 3))
+    state.lastTimestamp = try row.int(first + 5)
     return state
   }
 
