@@ -110,10 +110,6 @@ public final class TrackingSimulator: Sendable {
   private func drive(_ index: Int) async throws {
     let user = "sim-\(options.runID)-\(index)"
     let customer = token(user, role: .customer)
-    let staff = token("sim-staff-\(options.runID)", role: .staff, hubs: ["*"])
-    let rider = AssignedRider(
-      id: "sim-rider-\(options.runID)-\(index)", firstName: Self.names[index % Self.names.count])
-    let riderToken = token(rider.id, role: .rider)
 
     // The customer fills a cart and orders it.
     let cart = try await call(
@@ -143,7 +139,18 @@ public final class TrackingSimulator: Sendable {
       if !tracked { try await Task.sleep(for: .milliseconds(200)) }
     }
     guard tracked else { throw Failure(description: "\(orderId) never appeared in tracking") }
+    try await deliver(orderId, index: index)
+  }
 
+  /// Takes an order that is being tracked from `placed` to `delivered`, as hub staff and a rider
+  /// would (picking, handed to the rider, fixes along the ride, arriving, delivered): for an
+  /// order placed by someone else, such as the end-to-end test's customer. Throws on the first
+  /// answer that is not a 200.
+  public func deliver(_ orderId: String, index: Int = 0) async throws {
+    let staff = token("sim-staff-\(options.runID)", role: .staff, hubs: ["*"])
+    let rider = AssignedRider(
+      id: "sim-rider-\(options.runID)-\(index)", firstName: Self.names[index % Self.names.count])
+    let riderToken = token(rider.id, role: .rider)
     try await pause(10)
     try await call(
       "POST", "/v1/orders/\(orderId)/status", token: staff, body: ["status": "picking"], expect: [200])
