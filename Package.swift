@@ -115,6 +115,13 @@ let package = Package(
     .target(
       name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
     .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
+    // The whole system as processes behind the nginx gateway (the end-to-end journey).
+    .testTarget(
+      name: "SystemTests",
+      dependencies: [
+        "TrackingService", "GrocerAuth", "GrocerAMQP", "GrocerCore", "GrocerContracts", "GrocerTestSupport",
+      ],
+      path: "Tests/SystemTests"),
     .testTarget(
       name: "GrocerOpsTests",
       dependencies: [

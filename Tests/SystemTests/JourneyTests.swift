@@ -1,0 +1,164 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerTestSupport
+import Testing
+import TrackingService
+
+/// The journey SPEC.md promises, end to end through the gateway, with every service a real
+/// process on the real broker: a cart filled (three fast changes of one line), a count lowered by
+/// staff so the cart shows `reduced`, a stale checkout refused, the right one placed, the cart
+/// emptied and the stock lowered, tracking from `placed` to `delivered` driven by the simulator,
+/// and the Live Activity's pushes recorded by the APNs simulator in order, ending with `end`.
+@Suite(.serialized) struct JourneyTests {
+  /// Hub h3 is open around the clock, so the journey passes at any hour.
+  let hub = "h3"
+  let first = "p00011"
+  let second = "p00012"
+
+  @Test func aCustomerOrdersAndFollowsTheDeliveryToTheDoor() async throws {
+    let system = try await LocalSystem.start()
+    do {
+      try await journey(system)
+    } catch {
+      await system.stop()
+      throw error
+    }
+    await system.stop()
+  }
+
+  private func journey(_ system: LocalSystem) async throws {
+    let customer = system.token("e2e-\(UUID().uuidString.prefix(6))")
+    let staff = system.token("e2e-staff", role: .staff, hubs: [hub])
+
+    // Known counts to start from.
+    for sku in [first, second] {
+      let set = try await system.call(
+        "PUT", "/v1/hubs/\(hub)/stock/\(sku)", token: staff, json: ["available": 40])
+      #expect(set.status == 200, "\(text(set.body))")
+    }
+
+    // The catalogue reaches CartService as events; then three fast changes of one line.
+    let arrived = try await eventually(timeout: .seconds(30)) {
+      try await system.call(
+        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": 1]
+      ).status == 200
+    }
+    try #require(arrived, "the demo catalogue did not reach CartService")
+    for quantity in [2, 3, 4] {
+      let put = try await system.call(
+        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": quantity])
+      #expect(put.status == 200, "\(text(put.body))")
+    }
+    var cart = try await self.cart(system, customer)
+    #expect(cart.lines.map(\.quantity) == [4])
+    // Enough of the second product to pass the hub's minimum order even after the cut below.
+    let price = try #require(cart.lines.first?.unitPrice.minorUnits)
+    let needed = max(1, min(30, (1_500 - 2 * price) / max(1, price) + 1))
+    let put = try await system.call(
+      "PUT", "/v1/hubs/\(hub)/cart/items/\(second)", token: customer, json: ["quantity": needed])
+    #expect(put.status == 200, "\(text(put.body))")
+    cart = try await self.cart(system, customer)
+    let staleVersion = cart.version
+
+    // Staff count 2 of the first product: the cart shows the line reduced, at a new version.
+    let lowered = try await system.call(
+      "PUT", "/v1/hubs/\(hub)/stock/\(first)", token: staff, json: ["available": 2])
+    #expect(lowered.status == 200, "\(text(lowered.body))")
+    let reduced = try await eventually(timeout: .seconds(15)) {
+      try await self.cart(system, customer).version > staleVersion
+    }
+    try #require(reduced, "the cart never showed the lowered count")
+    cart = try await self.cart(system, customer)
+    #expect(cart.adjustments.map(\.change).contains(.reduced(sku: first, to: 2)))
+    #expect(cart.lines.first { $0.sku == first }?.quantity == 2)
+    #expect(cart.blocker == nil)
+
+    // Paying for the cart as it was: 409. As it is: 201.
+    let order: [String: Any] = [
+      "hub": hub, "payment": ["method": "applePay", "token": "tok_e2e"],
+      "deliverTo": ["lat": 52.5155, "lng": 13.4540],
+    ]
+    let stale = try await system.call(
+      "POST", "/v1/orders", token: customer, json: order.merging(["cartVersion": staleVersion]) { $1 },
+      headers: ["Idempotency-Key": UUID().uuidString])
+    #expect(stale.status == 409, "\(text(stale.body))")
+    let placed = try await system.call(
+      "POST", "/v1/orders", token: customer, json: order.merging(["cartVersion": cart.version]) { $1 },
+      headers: ["Idempotency-Key": UUID().uuidString])
+    try #require(placed.status == 201, "\(text(placed.body))")
+    let orderId = try #require(object(placed.body)["orderId"] as? String)
+
+    // The cart is empty, the stock went down by what was bought.
+    let emptied = try await eventually(timeout: .seconds(15)) {
+      try await self.cart(system, customer).lines.isEmpty
+    }
+    #expect(emptied, "the cart was not emptied")
+    let secondQuantity = cart.lines.first { $0.sku == second }?.quantity ?? 0
+    let counted = try await eventually(timeout: .seconds(15)) {
+      let stock = try await system.call("GET", "/v1/hubs/\(hub)/stock?ids=\(first),\(second)")
+      let available = (try? self.object(stock.body)["stock"] as? [String: Int]) ?? [:]
+      return available == [first: 0, second: 40 - secondQuantity]
+    }
+    #expect(counted, "the stock did not go down by the order")
+
+    // Tracking shows the order as placed; the customer's Live Activity registers its token.
+    let tracked = try await eventually(timeout: .seconds(15)) {
+      let tracking = try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer)
+      return tracking.status == 200 && (try? self.object(tracking.body)["status"] as? String) == "placed"
+    }
+    try #require(tracked, "tracking never showed the order as placed")
+    let activityToken = (0..<80).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    let registered = try await system.call(
+      "PUT", "/v1/orders/\(orderId)/live-activity-token", token: customer, json: ["token": activityToken])
+    #expect((200..<300).contains(registered.status), "\(text(registered.body))")
+
+    // Staff and a rider take it to the door.
+    var options = TrackingSimulator.Options(baseURL: system.gateway, secret: system.secret)
+    options.speedup = 40
+    options.hub = hub
+    options.rideLength = 400
+    options.destination = GeoPoint(lat: 52.5155, lng: 13.4540)
+    try await TrackingSimulator(options: options, logger: .discarding()).deliver(orderId)
+    let delivered = try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer)
+    #expect((try? object(delivered.body)["status"] as? String) == "delivered")
+
+    // The APNs simulator saw the card's updates in order, ending with `end`.
+    let seen = Recorder<[LiveActivityPush]>()
+    let ended = try await eventually(timeout: .seconds(15)) {
+      let device = try await system.call("GET", "/v1/sim/devices/\(activityToken)", token: staff)
+      let pushes = (try? self.object(device.body)["pushes"] as? [[String: Any]]) ?? []
+      let events = pushes.filter { $0["status"] as? Int == 200 }.compactMap { push -> LiveActivityPush? in
+        guard let aps = (push["payload"] as? [String: Any])?["aps"] as? [String: Any],
+          let event = aps["event"] as? String, let timestamp = aps["timestamp"] as? Int
+        else { return nil }
+        return LiveActivityPush(event: event, timestamp: timestamp)
+      }
+      seen.append(events)
+      return events.last?.event == "end"
+    }
+    let events = seen.all.last ?? []
+    #expect(ended, "no `end` reached the Live Activity: \(events)")
+    #expect(events.count >= 3, "\(events)")
+    #expect(events.dropLast().allSatisfy { $0.event == "update" }, "\(events)")
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.timestamp < $1.timestamp }, "\(events)")
+  }
+
+  struct LiveActivityPush: Sendable, CustomStringConvertible {
+    var event: String
+    var timestamp: Int
+    var description: String { "\(event)@\(timestamp)" }
+  }
+
+  private func cart(_ system: LocalSystem, _ customer: String) async throws -> CartView {
+    let reply = try await system.call("GET", "/v1/hubs/\(hub)/cart", token: customer)
+    try #require(reply.status == 200, "\(text(reply.body))")
+    return try JSON.decode(CartView.self, from: reply.body)
+  }
+
+  private func object(_ data: Data) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+  }
+
+  private func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }
+}
