@@ -87,6 +87,21 @@ public struct Router: HTTPResponder {
     on("DELETE", template, auth: auth, handler)
   }
 
+  /// Every (method, template) added, sorted by template then method: for checking the routes
+  /// against a document such as the service's OpenAPI description. Walks the route tree; not for
+  /// the request path.
+  public var registeredRoutes: [(method: String, template: String)] {
+    var found: [(method: String, template: String)] = []
+    Self.collect(root, into: &found)
+    return found.sorted { ($0.template, $0.method) < ($1.template, $1.method) }
+  }
+
+  private static func collect(_ node: Node, into found: inout [(method: String, template: String)]) {
+    for (method, entry) in node.routes { found.append((method, entry.template)) }
+    for child in node.literals.values { collect(child, into: &found) }
+    for child in node.parameterChild { collect(child, into: &found) }
+  }
+
   private static func insert(
     _ entry: Entry, method: String, segments: ArraySlice<String>, into node: inout Node
   ) {

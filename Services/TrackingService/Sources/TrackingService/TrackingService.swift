@@ -62,6 +62,7 @@ public func buildTrackingService(
       store: store, clock: clock, finishedRetention: configuration.finishedRetention,
       clockSkew: configuration.clockSkew
     ).routes)
+  router.addOpenAPIDocument(TrackingServiceOpenAPI.json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

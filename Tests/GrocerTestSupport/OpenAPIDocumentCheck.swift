@@ -1,0 +1,85 @@
+import Foundation
+
+/// Reads a service's OpenAPI document for tests: its operations as `"METHOD /template"`, its
+/// version and `info`, and the `$ref`s that point nowhere.
+///
+/// Foundation only (`JSONSerialization`), so every service's test target can use it with the
+/// routes its router reports.
+public struct OpenAPIDocumentCheck {
+  /// The parsed document.
+  public let document: [String: Any]
+
+  /// The HTTP methods OpenAPI names as path item keys.
+  static let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+  public init(bytes: [UInt8]) throws {
+    guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+      throw CocoaError(.propertyListReadCorrupt)
+    }
+    document = object
+  }
+
+  /// The `openapi` member (`3.1.0`).
+  public var version: String? { document["openapi"] as? String }
+
+  /// Whether `info` has a title and a version.
+  public var hasInfo: Bool {
+    guard let info = document["info"] as? [String: Any] else { return false }
+    return info["title"] is String && info["version"] is String
+  }
+
+  /// Every documented operation as `"GET /v1/hubs/{hub}"`.
+  public var operations: Set<String> {
+    var found: Set<String> = []
+    for (path, item) in document["paths"] as? [String: Any] ?? [:] {
+      for key in (item as? [String: Any] ?? [:]).keys where Self.methods.contains(key) {
+        found.insert("\(key.uppercased()) \(path)")
+      }
+    }
+    return found
+  }
+
+  /// `$ref`s that do not resolve to a member of this document (JSON Pointer, local refs only;
+  /// a ref to another document counts as unresolved).
+  public var unresolvedReferences: [String] {
+    var references: [String] = []
+    Self.collectReferences(document, into: &references)
+    return references.filter { resolve($0) == nil }.sorted()
+  }
+
+  /// What a local reference (`#/components/schemas/Money`) points at, or nil.
+  public func resolve(_ reference: String) -> Any? {
+    guard reference.hasPrefix("#/") else { return nil }
+    var node: Any = document
+    for token in reference.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false) {
+      let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+      guard let object = node as? [String: Any], let next = object[key] else { return nil }
+      node = next
+    }
+    return node
+  }
+
+  private static func collectReferences(_ node: Any, into references: inout [String]) {
+    if let object = node as? [String: Any] {
+      for (key, value) in object {
+        if key == "$ref", let reference = value as? String { references.append(reference) }
+        collectReferences(value, into: &references)
+      }
+    } else if let array = node as? [Any] {
+      for value in array { collectReferences(value, into: &references) }
+    }
+  }
+
+  /// The file at `relativePath` from the package root, found by walking up from `filePath` (pass
+  /// `#filePath`) to the folder holding `Package.swift`.
+  public static func repositoryFile(_ relativePath: String, from filePath: String) -> URL? {
+    var folder = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+    while folder.path != "/" {
+      if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+        return folder.appendingPathComponent(relativePath)
+      }
+      folder.deleteLastPathComponent()
+    }
+    return nil
+  }
+}
