@@ -126,15 +126,16 @@ import Testing
       }
       #expect(bindings == expectedBindings)
 
-      let policyRows = try await Self.rows(
-        ["list_policies", "-p", vhost, "name", "pattern", "apply-to", "definition"])
+      // list_policies has fixed columns: vhost, name, pattern, apply-to, definition, priority.
+      let policyRows = try await Self.rows(["list_policies", "-p", vhost])
       #expect(policyRows.count == Self.serviceQueues.count)
       for name in Self.serviceQueues.keys {
-        let row = try #require(policyRows.first { $0[0] == "grocer-dead-letter-\(name)" }, "policy for \(name)")
-        #expect(row[1] == "^\(name)$")
-        #expect(row[2] == "queues")
+        let row = try #require(
+          policyRows.first { $0.count >= 5 && $0[1] == "grocer-dead-letter-\(name)" }, "policy for \(name)")
+        #expect(row[2] == "^\(name)$")
+        #expect(row[3] == "queues")
         let definition = try #require(
-          try JSONSerialization.jsonObject(with: Data(row[3].utf8)) as? [String: Any])
+          try JSONSerialization.jsonObject(with: Data(row[4].utf8)) as? [String: Any])
         #expect(definition["dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
         #expect(definition["dead-letter-routing-key"] as? String == name)
         #expect(definition["delivery-limit"] as? Int == Self.deliveryLimit)
@@ -196,7 +197,8 @@ import Testing
 
   /// Runs a command to its end on a thread of its own (not the cooperative pool).
   static func runOnOwnThread(_ arguments: [String]) async throws -> (Int32, String) {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Int32, String), any Error>) in
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<(Int32, String), any Error>) in
       Thread {
         continuation.resume(
           with: Result {
