@@ -1,0 +1,221 @@
+import Foundation
+import GrocerAMQP
+import GrocerCore
+import GrocerTestSupport
+import Testing
+
+/// `deploy/rabbitmq/definitions.json` against the real broker, and `deploy/check/validate.py`
+/// (the syntax checks of the Docker, Kubernetes and systemd files, which cannot run here).
+@Suite struct DeployDefinitionsTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  static let definitionsPath = TestBroker.repositoryRoot.appendingPathComponent(
+    "deploy/rabbitmq/definitions.json"
+  ).path
+
+  /// The durable queues the services declare at run time, with their binding keys on
+  /// `grocer.events`. This test target cannot see the services' constants (it depends on
+  /// GrocerAMQP only, and the handlers' `bindingKeys` are internal), so they are listed here;
+  /// `deploy/check/validate.py` reads the same lists out of the services' sources, so a key
+  /// added there and not here or in the definitions fails CI. OrderService consumes no events
+  /// (it asks Cart and Stock over request/reply), so it has no queue.
+  static let serviceQueues: [String: Set<String>] = [
+    // StockService: StockEventType.orderOutcomes
+    "stock-service": ["order.confirmed", "order.declined", "order.cancelled"],
+    // CartService: CartEventHandler.bindingKeys
+    "cart-service": ["stock.changed", "hub.changed", "order.confirmed"],
+    // TrackingService: OrderConfirmedHandler.bindingKeys
+    "tracking-service": ["order.confirmed"],
+    // NotifyGateway: NotifyEventHandler.bindingKeys
+    "notify-gateway": ["tracking.updated", "liveActivity.token", "order.confirmed", "order.declined"],
+  ]
+
+  /// The delivery limit `QueueSpec.Kind.durableQuorum` declares by default.
+  static let deliveryLimit = 5
+
+  static func definitions() throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: definitionsPath))
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+  }
+
+  static func list(_ key: String, in definitions: [String: Any]) -> [[String: Any]] {
+    definitions[key] as? [[String: Any]] ?? []
+  }
+
+  @Test func theDefinitionsHoldEveryQueueAndBindingTheServicesDeclare() throws {
+    let definitions = try Self.definitions()
+    var queues: [String: [String: Any]] = [:]
+    for queue in Self.list("queues", in: definitions) {
+      queues[queue["name"] as? String ?? ""] = queue
+    }
+    var bindings = Set<String>()
+    for binding in Self.list("bindings", in: definitions) {
+      bindings.insert(
+        "\(binding["source"] ?? "")|\(binding["destination"] ?? "")|\(binding["routing_key"] ?? "")")
+    }
+    for (name, keys) in Self.serviceQueues {
+      let queue = try #require(queues[name], "no queue \(name)")
+      let arguments = queue["arguments"] as? [String: Any] ?? [:]
+      #expect(queue["durable"] as? Bool == true)
+      #expect(arguments["x-queue-type"] as? String == "quorum")
+      #expect(arguments["x-dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
+      #expect(arguments["x-dead-letter-routing-key"] as? String == name)
+      #expect(arguments["x-delivery-limit"] as? Int == Self.deliveryLimit)
+      let spec = QueueSpec(name: name, bindingKeys: Array(keys))
+      let parking = try #require(queues[spec.parkingQueueName], "no queue \(spec.parkingQueueName)")
+      #expect((parking["arguments"] as? [String: Any] ?? [:]).isEmpty)
+      for key in keys {
+        #expect(bindings.contains("\(EventTopology.exchange)|\(name)|\(key)"), "\(name) misses \(key)")
+      }
+      #expect(bindings.contains("\(EventTopology.deadLetterExchange)|\(spec.parkingQueueName)|\(name)"))
+    }
+    // Nothing more: a queue nobody consumes would collect events forever.
+    #expect(queues.count == Self.serviceQueues.count * 2)
+    #expect(bindings.count == Self.serviceQueues.values.map { $0.count + 1 }.reduce(0, +))
+  }
+
+  @Test func importDefinitionsCreatesTheTopologyAndThePoliciesAndTheServicesDeclarationsMatchIt()
+    async throws
+  {
+    let vhost = "grocer-deploy-test-\(UUID().uuidString.prefix(8).lowercased())"
+    let copy = FileManager.default.temporaryDirectory.appendingPathComponent("\(vhost).json")
+    try await withCleanup({
+      _ = try? await TestBroker.ctl(["delete_vhost", vhost])
+      try? FileManager.default.removeItem(at: copy)
+    }) {
+      try await TestBroker.ctl(["add_vhost", vhost])
+      try await TestBroker.ctl(["set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"])
+      try Self.rewrittenDefinitions(vhost: vhost).write(to: copy)
+      try await TestBroker.ctl(["import_definitions", copy.path])
+
+      // The import runs asynchronously: wait until every queue is there.
+      let expectedQueues = Set(Self.serviceQueues.keys.flatMap { [$0, "\($0).parking"] })
+      let listQueues = ["list_queues", "-p", vhost, "name", "type", "durable", "arguments", "policy"]
+      _ = try await eventually(timeout: .seconds(30)) {
+        Set(try await Self.rows(listQueues).map { $0[0] }) == expectedQueues
+      }
+      let queueLines = try await Self.rows(listQueues)
+      #expect(Set(queueLines.map { $0[0] }) == expectedQueues)
+      for line in queueLines where line.count == 5 {
+        let (name, type, durable, arguments, policy) = (line[0], line[1], line[2], line[3], line[4])
+        #expect(durable == "true")
+        if name.hasSuffix(".parking") {
+          #expect(type == "classic", "\(name)")
+          #expect(arguments == "[]", "\(name)")
+        } else {
+          #expect(type == "quorum", "\(name)")
+          #expect(arguments.contains("{\"x-dead-letter-exchange\",\"grocer.dead-letter\"}"), "\(name)")
+          #expect(arguments.contains("{\"x-dead-letter-routing-key\",\"\(name)\"}"), "\(name)")
+          #expect(arguments.contains("{\"x-delivery-limit\",\(Self.deliveryLimit)}"), "\(name)")
+          #expect(policy == "grocer-dead-letter-\(name)", "\(name) is governed by \(policy)")
+        }
+      }
+
+      let exchanges = try await Self.rows(["list_exchanges", "-p", vhost, "name", "type", "durable"])
+      for name in [EventTopology.exchange, EventTopology.deadLetterExchange] {
+        #expect(exchanges.contains([name, "topic", "true"]), "\(name) in \(exchanges)")
+      }
+
+      let bindingRows = try await Self.rows(
+        ["list_bindings", "-p", vhost, "source_name", "destination_name", "routing_key"])
+      let bindings = Set(bindingRows.filter { !$0[0].isEmpty }.map { $0.joined(separator: "|") })
+      var expectedBindings = Set<String>()
+      for (name, keys) in Self.serviceQueues {
+        for key in keys { expectedBindings.insert("\(EventTopology.exchange)|\(name)|\(key)") }
+        expectedBindings.insert("\(EventTopology.deadLetterExchange)|\(name).parking|\(name)")
+      }
+      #expect(bindings == expectedBindings)
+
+      // list_policies has fixed columns: vhost, name, pattern, apply-to, definition, priority.
+      let policyRows = try await Self.rows(["list_policies", "-p", vhost])
+      #expect(policyRows.count == Self.serviceQueues.count)
+      for name in Self.serviceQueues.keys {
+        let row = try #require(
+          policyRows.first { $0.count >= 5 && $0[1] == "grocer-dead-letter-\(name)" }, "policy for \(name)")
+        #expect(row[2] == "^\(name)$")
+        #expect(row[3] == "queues")
+        let definition = try #require(
+          try JSONSerialization.jsonObject(with: Data(row[4].utf8)) as? [String: Any])
+        #expect(definition["dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
+        #expect(definition["dead-letter-routing-key"] as? String == name)
+        #expect(definition["delivery-limit"] as? Int == Self.deliveryLimit)
+      }
+
+      // The services' own declarations (the same QueueSpec they use) are accepted as they are…
+      var configuration = TestBroker.configuration("grocer-deploy-definitions-test")
+      configuration.url = AMQPConfiguration.defaultURL + vhost
+      for (name, keys) in Self.serviceQueues.sorted(by: { $0.key < $1.key }) {
+        let consumer = AMQPConsumer(
+          configuration: configuration, queue: QueueSpec(name: name, bindingKeys: Array(keys)),
+          logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
+        try await consumer.start()
+        let connected = await consumer.waitUntilConnected(timeout: .seconds(10))
+        await consumer.shutdown()
+        #expect(connected, "declaring \(name) as the service does was refused")
+      }
+      // …and a declaration that differs (another delivery limit) is refused, so the check above
+      // would notice a definitions file that drifted from the code.
+      let differing = AMQPConsumer(
+        configuration: configuration,
+        queue: QueueSpec(name: "stock-service", bindingKeys: [], kind: .durableQuorum(deliveryLimit: 7)),
+        logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
+      try await differing.start()
+      let differingConnected = await differing.waitUntilConnected(timeout: .seconds(3))
+      await differing.shutdown()
+      #expect(!differingConnected)
+    }
+  }
+
+  @Test func theDeployFilesPassTheirValidationScript() async throws {
+    let script = TestBroker.repositoryRoot.appendingPathComponent("deploy/check/validate.py").path
+    let (status, output) = try await Self.runOnOwnThread(["/usr/bin/env", "python3", script])
+    #expect(status == 0, "validate.py failed:\n\(output)")
+    #expect(output.contains("all checks passed"), "\(output)")
+  }
+
+  /// The definitions with every `vhost` field (and the vhost list) moved to `vhost`.
+  static func rewrittenDefinitions(vhost: String) throws -> Data {
+    var definitions = try definitions()
+    definitions["vhosts"] = [["name": vhost]]
+    for key in ["exchanges", "queues", "bindings", "policies"] {
+      definitions[key] = list(key, in: definitions).map { item in
+        var item = item
+        item["vhost"] = vhost
+        return item
+      }
+    }
+    return try JSONSerialization.data(withJSONObject: definitions, options: [.sortedKeys])
+  }
+
+  /// A `rabbitmqctl list_…` table as rows of tab-separated columns.
+  static func rows(_ arguments: [String]) async throws -> [[String]] {
+    let output = try await TestBroker.ctl(arguments + ["--quiet", "--no-table-headers"])
+    return output.split(separator: "\n").map {
+      $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    }
+  }
+
+  /// Runs a command to its end on a thread of its own (not the cooperative pool).
+  static func runOnOwnThread(_ arguments: [String]) async throws -> (Int32, String) {
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<(Int32, String), any Error>) in
+      Thread {
+        continuation.resume(
+          with: Result {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: arguments[0])
+            process.arguments = Array(arguments.dropFirst())
+            process.currentDirectoryURL = TestBroker.repositoryRoot
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+          })
+      }.start()
+    }
+  }
+}
