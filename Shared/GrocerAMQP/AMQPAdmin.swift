@@ -81,7 +81,8 @@ public enum AMQPAdmin {
             }
           }
           // A synchronous call, so the acks are known to have reached the broker.
-          _ = try channel.declareQueue(queue, passive: true, durable: false, exclusive: false, autoDelete: false)
+          _ = try channel.declareQueue(
+            queue, passive: true, durable: false, exclusive: false, autoDelete: false)
           amqp_channel_close(connection, 1, AMQP_REPLY_SUCCESS)
           amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
           amqp_destroy_connection(connection)
