@@ -28,6 +28,7 @@ help:
 	@echo "make bench       run the benchmarks in Benchmarks/"
 	@echo "make format      format the Swift sources in place;  make lint  checks them"
 	@echo "make clean-data  delete var/data (all local service data)"
+	@echo "Operators' tool (after make run): $(BIN_DIR)/grocer help  (token, demo load, queues, dead-letters, republish, simulate, load)"
 
 deps:
 	@bash $(DEPLOY)/install-deps.sh

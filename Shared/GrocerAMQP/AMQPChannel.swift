@@ -229,8 +229,30 @@ struct AMQPChannel {
     try Self.status(amqp_basic_nack(connection, number, deliveryTag, 0, requeue ? 1 : 0), "basic.nack")
   }
 
+  /// Takes one message from `queue` with `basic.get` (manual ack: it stays unacked on this
+  /// channel until acked or nacked); nil when the queue is empty.
+  func get(queue: String) throws -> (deliveryTag: UInt64, delivery: AMQPDelivery, timestamp: Date?)? {
+    let arena = CStringArena()
+    let reply = amqp_basic_get(connection, number, arena.bytes(queue), 0)
+    try Self.check(reply, "basic.get \(queue)")
+    // basic.get-ok is method 60.71, basic.get-empty 60.72 (the C constants are cast macros).
+    guard reply.reply.id == 0x003C_0047, let decoded = reply.reply.decoded else { return nil }
+    let ok = decoded.assumingMemoryBound(to: amqp_basic_get_ok_t.self).pointee
+    let (delivery, timestamp) = try readMessageAndTimestamp(
+      routingKey: Self.string(ok.routing_key) ?? "", exchange: Self.string(ok.exchange) ?? "",
+      redelivered: ok.redelivered != 0)
+    return (ok.delivery_tag, delivery, timestamp)
+  }
+
   /// Reads the header and body frames that follow a `basic.deliver` or `basic.return`.
   func readMessage(routingKey: String, exchange: String, redelivered: Bool) throws -> AMQPDelivery {
+    try readMessageAndTimestamp(routingKey: routingKey, exchange: exchange, redelivered: redelivered).0
+  }
+
+  /// `readMessage`, with the message's `timestamp` property (whole seconds) when it has one.
+  func readMessageAndTimestamp(
+    routingKey: String, exchange: String, redelivered: Bool
+  ) throws -> (AMQPDelivery, Date?) {
     var message = amqp_message_t()
     try Self.check(amqp_read_message(connection, number, &message, 0), "read message")
     defer { amqp_destroy_message(&message) }
@@ -257,7 +279,9 @@ struct AMQPChannel {
     let body =
       message.body.len > 0 && message.body.bytes != nil
       ? Data(bytes: message.body.bytes, count: message.body.len) : Data()
-    return AMQPDelivery(
+    let timestamp =
+      flags & GROCER_AMQP_FLAG_TIMESTAMP != 0 ? Date(timeIntervalSince1970: Double(props.timestamp)) : nil
+    let delivery = AMQPDelivery(
       body: body, routingKey: routingKey, exchange: exchange,
       messageID: field(GROCER_AMQP_FLAG_MESSAGE_ID, props.message_id),
       type: field(GROCER_AMQP_FLAG_TYPE, props.type),
@@ -266,6 +290,7 @@ struct AMQPChannel {
       redelivered: redelivered,
       deliveryCount: headers["x-delivery-count"].flatMap { Int($0) } ?? 0,
       headers: headers)
+    return (delivery, timestamp)
   }
 
   /// Declares the two exchanges every connection relies on.

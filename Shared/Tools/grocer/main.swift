@@ -1,3 +1,8 @@
+import Foundation
+import GrocerCore
 import GrocerOps
 
-print(GrocerOps.usage)
+// `grocer help` lists the commands; see GrocerOps.usage and README.md ("Operating it").
+let status = await GrocerOps.main(
+  arguments: Array(CommandLine.arguments.dropFirst()), settings: Settings(), console: .standard)
+exit(status)
