@@ -111,11 +111,25 @@ start() {
     return 1
   fi
   for i in $(seq 1 50); do
-    port_answers && { log "ready"; return 0; }
+    port_answers && { log "ready"; import_definitions; return 0; }
     sleep 0.1
   done
   log "the node runs but 127.0.0.1:$PORT does not answer; see $RABBITMQ_LOG_BASE"
   return 1
+}
+
+# Our topology and policies (deploy/rabbitmq/definitions.json: the exchanges, each service's
+# queue and parking queue, their bindings and the dead-letter policies), so events published
+# before a service first starts are kept. Idempotent; a failure is reported, not fatal (the
+# services declare their own queues too).
+import_definitions() {
+  local definitions="$PROJECT_ROOT/deploy/rabbitmq/definitions.json"
+  [[ -f "$definitions" ]] || return 0
+  if "$BIN/rabbitmqctl" import_definitions "$definitions" >/dev/null 2>&1; then
+    log "topology and policies loaded from deploy/rabbitmq/definitions.json"
+  else
+    log "warning: could not import deploy/rabbitmq/definitions.json"
+  fi
 }
 
 stop() {
@@ -152,6 +166,7 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  definitions) ensure_cookie; import_definitions ;;
   ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
-  *) echo "usage: $0 start|stop|status|ctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|definitions|ctl ARGS..." >&2; exit 2 ;;
 esac
