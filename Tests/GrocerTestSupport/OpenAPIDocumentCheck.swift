@@ -1,9 +1,10 @@
 import Foundation
+import Testing
 
 /// Reads a service's OpenAPI document for tests: its operations as `"METHOD /template"`, its
 /// version and `info`, and the `$ref`s that point nowhere.
 ///
-/// Foundation only (`JSONSerialization`), so every service's test target can use it with the
+/// Foundation and Testing only (no GrocerHTTP), so every service's test target can use it with the
 /// routes its router reports.
 public struct OpenAPIDocumentCheck {
   /// The parsed document.
@@ -68,6 +69,27 @@ public struct OpenAPIDocumentCheck {
     } else if let array = node as? [Any] {
       for value in array { collectReferences(value, into: &references) }
     }
+  }
+
+  /// Every check of a service's document except serving it: it describes exactly `routes` (every
+  /// registered (method, template) documented, every documented operation registered, the
+  /// document's own route among them), the embedded bytes are `file` byte for byte, and it is
+  /// OpenAPI 3.1 with `info` and no `$ref` left unresolved.
+  public static func expectDescribes(
+    _ routes: [(method: String, template: String)], embedded: [UInt8], file: String,
+    from filePath: String = #filePath
+  ) throws {
+    let check = try OpenAPIDocumentCheck(bytes: embedded)
+    let registered = Set(routes.map { "\($0.method) \($0.template)" })
+    #expect(registered.subtracting(check.operations).sorted() == [], "registered but not documented")
+    #expect(check.operations.subtracting(registered).sorted() == [], "documented but not registered")
+    #expect(registered.contains("GET /openapi.json"))
+    let url = try #require(repositoryFile(file, from: filePath))
+    #expect(
+      embedded == [UInt8](try Data(contentsOf: url)), "run deploy/openapi/embed.sh after editing \(file)")
+    #expect(check.version == "3.1.0")
+    #expect(check.hasInfo)
+    #expect(check.unresolvedReferences == [])
   }
 
   /// The file at `relativePath` from the package root, found by walking up from `filePath` (pass

@@ -22,26 +22,9 @@ import Testing
     return try buildOrderService(configuration: configuration, logger: .discarding()).router
   }
 
-  @Test func everyRegisteredRouteIsDocumentedAndEveryDocumentedOperationIsRegistered() throws {
-    let router = try Self.router()
-    let registered = Set(router.registeredRoutes.map { "\($0.method) \($0.template)" })
-    let documented = try OpenAPIDocumentCheck(bytes: OrderServiceOpenAPI.json).operations
-    #expect(registered.subtracting(documented).sorted() == [], "registered but not documented")
-    #expect(documented.subtracting(registered).sorted() == [], "documented but not registered")
-    #expect(registered.contains("GET /openapi.json"))
-  }
-
-  @Test func embeddedDocumentIsTheCheckedInFileByteForByte() throws {
-    let url = try #require(OpenAPIDocumentCheck.repositoryFile(Self.file, from: #filePath))
-    let onDisk = [UInt8](try Data(contentsOf: url))
-    #expect(OrderServiceOpenAPI.json == onDisk, "run deploy/openapi/embed.sh after editing \(Self.file)")
-  }
-
-  @Test func documentIsOpenAPI31WithInfoAndEveryReferenceResolves() throws {
-    let check = try OpenAPIDocumentCheck(bytes: OrderServiceOpenAPI.json)
-    #expect(check.version == "3.1.0")
-    #expect(check.hasInfo)
-    #expect(check.unresolvedReferences == [])
+  @Test func theDocumentDescribesExactlyTheRegisteredRoutesAndIsTheCheckedInFile() throws {
+    try OpenAPIDocumentCheck.expectDescribes(
+      try Self.router().registeredRoutes, embedded: OrderServiceOpenAPI.json, file: Self.file)
   }
 
   @Test func getOpenAPIJSONAnswersTheDocumentWithoutATokenFromMemory() async throws {

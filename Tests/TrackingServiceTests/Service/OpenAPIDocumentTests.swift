@@ -10,26 +10,10 @@ import Testing
 @Suite struct TrackingServiceOpenAPIDocumentTests {
   static let file = "deploy/openapi/tracking-service.json"
 
-  @Test func everyRegisteredRouteIsDocumentedAndEveryDocumentedOperationIsRegistered() throws {
-    let router = try TrackingFixture().app.router
-    let registered = Set(router.registeredRoutes.map { "\($0.method) \($0.template)" })
-    let documented = try OpenAPIDocumentCheck(bytes: TrackingServiceOpenAPI.json).operations
-    #expect(registered.subtracting(documented).sorted() == [], "registered but not documented")
-    #expect(documented.subtracting(registered).sorted() == [], "documented but not registered")
-    #expect(registered.contains("GET /openapi.json"))
-  }
-
-  @Test func embeddedDocumentIsTheCheckedInFileByteForByte() throws {
-    let url = try #require(OpenAPIDocumentCheck.repositoryFile(Self.file, from: #filePath))
-    let onDisk = [UInt8](try Data(contentsOf: url))
-    #expect(TrackingServiceOpenAPI.json == onDisk, "run deploy/openapi/embed.sh after editing \(Self.file)")
-  }
-
-  @Test func documentIsOpenAPI31WithInfoAndEveryReferenceResolves() throws {
-    let check = try OpenAPIDocumentCheck(bytes: TrackingServiceOpenAPI.json)
-    #expect(check.version == "3.1.0")
-    #expect(check.hasInfo)
-    #expect(check.unresolvedReferences == [])
+  @Test func theDocumentDescribesExactlyTheRegisteredRoutesAndIsTheCheckedInFile() throws {
+    try OpenAPIDocumentCheck.expectDescribes(
+      try TrackingFixture().app.router.registeredRoutes, embedded: TrackingServiceOpenAPI.json,
+      file: Self.file)
   }
 
   @Test func getOpenAPIJSONAnswersTheDocumentWithoutATokenFromMemory() async throws {
