@@ -137,7 +137,8 @@ let package = Package(
       name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"],
       path: "Tests/GrocerStorageTests"),
     .testTarget(
-      name: "GrocerHTTPClientTests", dependencies: ["GrocerHTTPClient", "GrocerCore", "GrocerHTTP"],
+      name: "GrocerHTTPClientTests",
+      dependencies: ["GrocerHTTPClient", "GrocerCore", "GrocerHTTP", "GrocerTestSupport"],
       path: "Tests/GrocerHTTPClientTests"),
     .testTarget(
       name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),

@@ -21,6 +21,8 @@ public final class NginxH2Front: @unchecked Sendable {
 
   /// The port nginx listens on (TLS, h2 and HTTP/1.1 by ALPN).
   public let port: Int
+  /// With `plainHTTP2`: a second port speaking HTTP/2 without TLS (h2c, prior knowledge).
+  public let plainPort: Int?
   /// The self-signed certificate nginx presents (its own CA): the client's `caFile`.
   public let certificatePath: String
   /// The folder holding the configuration, certificate, key and logs.
@@ -30,15 +32,20 @@ public final class NginxH2Front: @unchecked Sendable {
   /// `https://localhost:<port>`: the name the certificate is for.
   public var url: String { "https://localhost:\(port)" }
 
-  private init(port: Int, certificatePath: String, directory: URL, nginx: Process) {
+  private init(port: Int, plainPort: Int?, certificatePath: String, directory: URL, nginx: Process) {
     self.port = port
+    self.plainPort = plainPort
     self.certificatePath = certificatePath
     self.directory = directory
     self.nginx = nginx
   }
 
   /// Starts nginx in front of `127.0.0.1:<upstreamPort>` and waits until it accepts connections.
-  public static func start(upstreamPort: Int) async throws -> NginxH2Front {
+  /// `plainHTTP2` adds an h2c port; `accessLog` records one line per request (`accessLog()`), with
+  /// nginx's connection serial number so a test can count connections.
+  public static func start(
+    upstreamPort: Int, plainHTTP2: Bool = false, accessLog: Bool = false
+  ) async throws -> NginxH2Front {
     try #require(FileManager.default.isExecutableFile(atPath: nginxPath), "nginx is not installed")
     try #require(FileManager.default.isExecutableFile(atPath: openSSLPath), "openssl is not installed")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -54,13 +61,17 @@ public final class NginxH2Front: @unchecked Sendable {
         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
       ])
     let port = try LocalPort.free()
+    let plainPort = plainHTTP2 ? try LocalPort.free() : nil
+    let plainListen = plainPort.map { "listen 127.0.0.1:\($0) http2;" } ?? ""
+    let log = accessLog ? "access_log \(dir)/access.log grocer;" : "access_log off;"
     let configuration = """
       master_process off;
       pid \(dir)/nginx.pid;
       error_log \(dir)/error.log info;
       events { worker_connections 1024; }
       http {
-        access_log off;
+        log_format grocer '$connection $request_method $request_uri $server_protocol $status';
+        \(log)
         client_body_temp_path \(dir)/body;
         proxy_temp_path \(dir)/proxy;
         fastcgi_temp_path \(dir)/fastcgi;
@@ -73,6 +84,7 @@ public final class NginxH2Front: @unchecked Sendable {
         }
         server {
           listen 127.0.0.1:\(port) ssl http2;
+          \(plainListen)
           ssl_certificate \(certificatePath);
           ssl_certificate_key \(dir)/key.pem;
           http2_max_concurrent_streams 1000;
@@ -92,9 +104,10 @@ public final class NginxH2Front: @unchecked Sendable {
     nginx.standardOutput = FileHandle.nullDevice
     nginx.standardError = FileHandle.nullDevice
     try nginx.run()
-    let front = NginxH2Front(port: port, certificatePath: certificatePath, directory: directory, nginx: nginx)
+    let front = NginxH2Front(
+      port: port, plainPort: plainPort, certificatePath: certificatePath, directory: directory, nginx: nginx)
     let deadline = ContinuousClock.now + .seconds(10)
-    while !LocalPort.accepts(port) {
+    while !(LocalPort.accepts(port) && plainPort.map(LocalPort.accepts) ?? true) {
       guard nginx.isRunning, ContinuousClock.now < deadline else {
         let log = (try? String(contentsOfFile: "\(dir)/error.log", encoding: .utf8)) ?? ""
         front.stop()
@@ -103,6 +116,27 @@ public final class NginxH2Front: @unchecked Sendable {
       try await Task.sleep(for: .milliseconds(20))
     }
     return front
+  }
+
+  /// One access-log line per request nginx answered (with `accessLog`).
+  public struct LogLine: Sendable, Hashable {
+    public var connection: String
+    public var method: String
+    public var uri: String
+    public var version: String
+    public var status: String
+  }
+
+  /// What the access log holds so far (with `accessLog`; empty without).
+  public func accessLog() throws -> [LogLine] {
+    let path = directory.appendingPathComponent("access.log").path
+    guard FileManager.default.fileExists(atPath: path) else { return [] }
+    return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap { line in
+      let fields = line.split(separator: " ").map(String.init)
+      guard fields.count == 5 else { return nil }
+      return LogLine(
+        connection: fields[0], method: fields[1], uri: fields[2], version: fields[3], status: fields[4])
+    }
   }
 
   /// Kills nginx and removes its folder.
