@@ -23,6 +23,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   private let handler: @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?)
   private let batchHandler: (@Sendable ([AMQPDelivery]) async -> [AMQPDisposition])?
   private let maximumBatch: Int
+  /// Handlers running at once (RPC servers only; events keep their order with 1). With more
+  /// than one, each delivery is acked on its own as its handler finishes.
+  private let concurrency: Int
   /// Items yielded by the connection thread and not yet taken by the worker: the worker takes
   /// more into a batch only while this says they are there (so it never waits for one).
   private let buffered = Atomic<Int>(0)
@@ -76,9 +79,10 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     metrics: MetricsRegistry?,
     handler: @escaping @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?),
     batchHandler: (@Sendable ([AMQPDelivery]) async -> [AMQPDisposition])? = nil, maximumBatch: Int = 1,
-    onConnected: (@Sendable () async -> Void)?
+    concurrency: Int = 1, onConnected: (@Sendable () async -> Void)?
   ) {
     self.batchHandler = batchHandler
+    self.concurrency = rpcQueue == nil ? 1 : max(1, concurrency)
     self.maximumBatch = max(1, maximumBatch)
     self.name = "amqp-consumer-\(rpcQueue ?? queue.name)"
     self.driver = ConnectionDriver(configuration: configuration, logger: logger)
@@ -123,6 +127,7 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   }
 
   private func work() async {
+    if concurrency > 1 { return await workConcurrently() }
     var iterator = stream.makeAsyncIterator()
     while let first = await iterator.next() {
       buffered.subtract(1, ordering: .relaxed)
@@ -150,6 +155,34 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
         }
       }
       await handle(deliveries)
+    }
+  }
+
+  /// Up to `concurrency` handlers at once, each delivery replied to and acked on its own when its
+  /// handler returns (requests to an RPC server are independent of each other).
+  private func workConcurrently() async {
+    await withTaskGroup(of: Void.self) { group in
+      var running = 0
+      var iterator = stream.makeAsyncIterator()
+      while let item = await iterator.next() {
+        buffered.subtract(1, ordering: .relaxed)
+        if stopping.load(ordering: .acquiring) { break }
+        guard case .delivery(let delivery, let tag, let generation) = item, generation == driver.generation
+        else { continue }
+        if running >= concurrency {
+          await group.next()
+          running -= 1
+        }
+        running += 1
+        group.addTask { [self] in
+          let (disposition, reply) = await handler(delivery)
+          consumed?.increment()
+          driver.submit { [self] channel in
+            try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel, alone: true)
+          }
+        }
+      }
+      await group.waitForAll()
     }
   }
 
@@ -184,9 +217,10 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     return delivery.deliveryCount >= limit
   }
 
+  /// `alone`: ack this delivery only (handlers finishing out of order), not every earlier one.
   private func settle(
     _ tag: UInt64, _ deliveryGeneration: Int, _ disposition: AMQPDisposition, reply: Data?,
-    to delivery: AMQPDelivery, _ channel: AMQPChannel
+    to delivery: AMQPDelivery, _ channel: AMQPChannel, alone: Bool = false
   ) throws {
     guard deliveryGeneration == generation else { return }
     if let reply, let replyTo = delivery.replyTo {
@@ -196,6 +230,8 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
         body: reply)
     }
     switch disposition {
+    case .ack where alone:
+      try channel.ack(tag, multiple: false)
     case .ack:
       ackUpTo = tag
     case .retry:
@@ -265,14 +301,16 @@ public final class AMQPRPCServer: LifecycleService, Sendable {
   public var name: String { consumer.name }
   private let consumer: AMQPConsumer
 
+  /// `concurrency`: requests handled at once (each answered and acked as it finishes); 1 answers
+  /// them one after another in arrival order.
   public init(
-    configuration: AMQPConfiguration, queue: String, prefetch: Int = 100, logger: Logger,
-    handler: @escaping @Sendable (AMQPDelivery) async -> Data
+    configuration: AMQPConfiguration, queue: String, prefetch: Int = 100, concurrency: Int = 1,
+    logger: Logger, handler: @escaping @Sendable (AMQPDelivery) async -> Data
   ) {
     consumer = AMQPConsumer(
       configuration: configuration, queue: QueueSpec(name: queue, bindingKeys: [], kind: .transient),
-      rpcQueue: queue, prefetch: prefetch, logger: logger, metrics: nil,
-      handler: { delivery in (.ack, await handler(delivery)) }, onConnected: nil)
+      rpcQueue: queue, prefetch: max(prefetch, concurrency), logger: logger, metrics: nil,
+      handler: { delivery in (.ack, await handler(delivery)) }, concurrency: concurrency, onConnected: nil)
   }
 
   public var isConnected: Bool { consumer.isConnected }

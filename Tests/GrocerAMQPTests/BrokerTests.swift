@@ -277,6 +277,55 @@ import Testing
     try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue])
   }
 
+  @Test func aConcurrentRPCServerAnswersAFastRequestWhileASlowOneRunsAndLosesNone() async throws {
+    let queue = uniqueName("rpc-concurrent")
+    let running = Recorder<String>()
+    let server = AMQPRPCServer(
+      configuration: TestBroker.configuration(), queue: queue, concurrency: 8, logger: logger,
+      handler: { delivery in
+        let text = String(decoding: delivery.body, as: UTF8.self)
+        running.append(text)
+        if text == "slow" { try? await Task.sleep(for: .seconds(2)) }
+        return Data("echo:".utf8) + delivery.body
+      })
+    try await server.start()
+    let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
+    try await client.start()
+
+    // The slow request is handled first; the fast one behind it is answered long before.
+    let slow = Task {
+      try await client.request(routingKey: queue, body: Data("slow".utf8), timeout: .seconds(10))
+    }
+    #expect(await eventually { running.all.contains("slow") })
+    let started = ContinuousClock.now
+    let fast = try await client.request(routingKey: queue, body: Data("fast".utf8), timeout: .seconds(5))
+    #expect(String(decoding: fast, as: UTF8.self) == "echo:fast")
+    #expect(ContinuousClock.now - started < .seconds(1))
+
+    // Many at once: each gets its own reply.
+    let replies = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for index in 0..<100 {
+        group.addTask {
+          let body = try await client.request(
+            routingKey: queue, body: Data("\(index)".utf8), timeout: .seconds(10))
+          return (index, String(decoding: body, as: UTF8.self))
+        }
+      }
+      var all: [Int: String] = [:]
+      for try await (index, text) in group { all[index] = text }
+      return all
+    }
+    #expect(replies.count == 100)
+    #expect(replies.allSatisfy { index, text in text == "echo:\(index)" })
+    #expect(String(decoding: try await slow.value, as: UTF8.self) == "echo:slow")
+
+    await client.shutdown()
+    await server.shutdown()
+    // Every request was acked: nothing is left on the queue.
+    #expect(try await AMQPAdmin.messageCount(configuration: TestBroker.configuration(), queue: queue) == 0)
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue])
+  }
+
   @Test func anRPCRequestNobodyAnswersTimesOut() async throws {
     let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
     try await client.start()

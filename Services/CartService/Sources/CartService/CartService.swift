@@ -50,7 +50,7 @@ public func buildCartService(
   let checkout = CheckoutResponder(store: store, logger: logger)
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-checkout"), queue: configuration.checkoutQueue,
-    logger: logger, handler: checkout.handle)
+    concurrency: 16, logger: logger, handler: checkout.handle)
 
   let rpcClient = AMQPRPCClient(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"), logger: logger,

@@ -74,7 +74,7 @@ public func buildStockService(
   let reservations = ReservationResponder(store: store, cache: cache, logger: logger)
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-reservations"),
-    queue: configuration.reservationQueue, logger: logger, handler: reservations.handle)
+    queue: configuration.reservationQueue, concurrency: 16, logger: logger, handler: reservations.handle)
   let catalogue = CatalogueResponder(store: store, logger: logger)
   let catalogueServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"),

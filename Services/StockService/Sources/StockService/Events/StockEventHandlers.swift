@@ -100,7 +100,8 @@ struct ReservationResponder: Sendable {
       do {
         let store = self.store
         let correlationID = request.correlationId ?? delivery.correlationID
-        let (answer, movements) = try await runBlocking {
+        // On the writer queue: reservations handled at once commit together (group commit).
+        let (answer, movements) = try await store.database.onWriterQueue {
           try store.reserve(request, correlationID: correlationID)
         }
         cache.apply(movements)
