@@ -12,17 +12,17 @@ struct OrderOutcomeHandler: Sendable {
   let logger: Logger
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
-    let envelope: EventEnvelope
-    let decoded: (kind: OrderOutcome.Kind, outcome: OrderOutcome)?
+    // The routing key is the event's type; only order outcomes are read, in one decode.
+    guard let kind = OrderOutcome.Kind(rawValue: delivery.routingKey) else { return .ack }
+    let envelope: TypedEventEnvelope<OrderOutcome>
     do {
-      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
-      decoded = try OrderOutcome.decode(envelope)
+      envelope = try TypedEventEnvelope<OrderOutcome>.decode(delivery.body, type: delivery.routingKey)
     } catch {
       logger.warning(
         "undecodable order outcome dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
       return .reject
     }
-    guard let decoded else { return .ack }
+    let decoded = (kind: kind, outcome: envelope.payload)
     do {
       let (store, consumer) = (self.store, self.consumer)
       let (movements, effect) = try await runBlocking {
