@@ -45,7 +45,11 @@ build: deps
 broker: deps
 	@bash $(RABBITMQ) start
 
+# The running system gets our topology and dead-letter policies first (the tests and benchmarks
+# share the node but use queues of their own, so they do not import it: the service queues
+# would fill with their events).
 services: build broker
+	@bash $(RABBITMQ) definitions
 	@GROCER_BIN_DIR="$(BIN_DIR)" bash $(DEPLOY)/services.sh start
 
 gateway: deps

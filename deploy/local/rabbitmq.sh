@@ -111,7 +111,7 @@ start() {
     return 1
   fi
   for i in $(seq 1 50); do
-    port_answers && { log "ready"; import_definitions; return 0; }
+    port_answers && { log "ready"; return 0; }
     sleep 0.1
   done
   log "the node runs but 127.0.0.1:$PORT does not answer; see $RABBITMQ_LOG_BASE"
@@ -120,8 +120,9 @@ start() {
 
 # Our topology and policies (deploy/rabbitmq/definitions.json: the exchanges, each service's
 # queue and parking queue, their bindings and the dead-letter policies), so events published
-# before a service first starts are kept. Idempotent; a failure is reported, not fatal (the
-# services declare their own queues too).
+# before a service first starts are kept. `make run` imports them (`definitions`); tests and
+# benchmarks do not. Idempotent; a failure is reported, not fatal (the services declare their
+# own queues too).
 import_definitions() {
   local definitions="$PROJECT_ROOT/deploy/rabbitmq/definitions.json"
   [[ -f "$definitions" ]] || return 0
