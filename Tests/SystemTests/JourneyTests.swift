@@ -38,13 +38,17 @@ import TrackingService
       #expect(set.status == 200, "\(text(set.body))")
     }
 
-    // The catalogue reaches CartService as events; then three fast changes of one line.
+    // The catalogue and the new counts reach CartService as events (a count not yet arrived
+    // would clamp the line); then three fast changes of one line.
     let arrived = try await eventually(timeout: .seconds(30)) {
-      try await system.call(
-        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": 1]
-      ).status == 200
+      let put = try await system.call(
+        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": 5])
+      guard put.status == 200, let cart = try? JSON.decode(CartView.self, from: put.body) else {
+        return false
+      }
+      return cart.lines.first { $0.sku == first }?.quantity == 5
     }
-    try #require(arrived, "the demo catalogue did not reach CartService")
+    try #require(arrived, "the demo catalogue and the new count did not reach CartService")
     for quantity in [2, 3, 4] {
       let put = try await system.call(
         "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": quantity])
