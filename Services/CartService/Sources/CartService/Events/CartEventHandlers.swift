@@ -63,20 +63,16 @@ struct CartEventHandler: Sendable {
 
   /// What to do with one delivery: ack it as is, dead-letter it, or apply `work` to the store.
   private func prepare(_ delivery: AMQPDelivery) -> Prepared {
-    let envelope: EventEnvelope
-    do {
-      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
-    } catch {
-      logger.warning(
-        "undecodable event dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
-      return .reject
-    }
-    let (store, consumer) = (self.store, self.consumer)
+    let (store, consumer, logger) = (self.store, self.consumer, self.logger)
+    // The routing key is the event's type: each body is read once, straight into its payload's
+    // type (no JSONValue tree decoded twice).
+    let type = delivery.routingKey
     let work: @Sendable () throws -> Void
     do {
-      switch envelope.type {
+      switch type {
       case StockEventType.stockChanged:
-        let event = try envelope.payload(as: StockChanged.self)
+        let envelope = try TypedEventEnvelope<StockChanged>.decode(delivery.body, type: type)
+        let event = envelope.payload
         work = {
           let carts = try store.applyStockChanged(
             event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
@@ -86,14 +82,15 @@ struct CartEventHandler: Sendable {
           }
         }
       case StockEventType.hubChanged:
-        let event = try envelope.payload(as: HubChanged.self)
+        let envelope = try TypedEventEnvelope<HubChanged>.decode(delivery.body, type: type)
         work = {
           _ = try store.applyHubChanged(
-            event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
+            envelope.payload, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
             correlationID: envelope.correlationId)
         }
       case StockEventType.orderConfirmed:
-        let outcome = try envelope.payload(as: OrderOutcome.self)
+        let envelope = try TypedEventEnvelope<OrderOutcome>.decode(delivery.body, type: type)
+        let outcome = envelope.payload
         guard let user = outcome.userId, let hub = outcome.hub else {
           logger.warning(
             "order.confirmed without userId or hub; no cart to empty", ["order.id": outcome.orderId])
@@ -108,11 +105,10 @@ struct CartEventHandler: Sendable {
         return .none
       }
     } catch {
-      logger.warning(
-        "event with an unreadable payload dead-lettered", ["error": "\(error)", "event.type": envelope.type])
+      logger.warning("unreadable event dead-lettered", ["error": "\(error)", "event.type": type])
       return .reject
     }
-    return .work(envelope.type, work)
+    return .work(type, work)
   }
 }
 
