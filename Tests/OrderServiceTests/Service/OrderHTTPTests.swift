@@ -54,6 +54,7 @@ final class ScriptedClients: CheckoutClients {
   let store: OrderStore
   let payments: SimulatedPaymentProvider
   let client: TestClient
+  let metrics = MetricsRegistry()
 
   init() throws {
     let directory = NSTemporaryDirectory() + "grocer-order-http-\(UUID().uuidString)"
@@ -65,7 +66,7 @@ final class ScriptedClients: CheckoutClients {
       logger: .discarding())
     let saga = CheckoutSaga(
       store: store, clients: clients, payments: payments, clock: clock, logger: .discarding(),
-      paymentTimeout: .seconds(2), actionTimeout: 600, paymentGiveUp: 900)
+      paymentTimeout: .seconds(2), actionTimeout: 600, paymentGiveUp: 900, metrics: metrics)
     var router = Router(
       verifier: HS256Verifier(secret: Self.secret, clock: clock), metrics: MetricsRegistry(),
       logger: .discarding())
@@ -150,6 +151,18 @@ final class ScriptedClients: CheckoutClients {
     let again = await post()
     #expect(again.status == 201, "\(again.bodyString)")
     #expect(try payments.ledger().count == 1)
+  }
+
+  @Test func eachCheckoutStepIsTimedForOperators() async throws {
+    clients.cart.withLock { $0 = .reply(CartCheckoutReply(cart: Self.cart, matches: true)) }
+    clients.stock.withLock { $0 = .reservation(.reserved(orderId: "", expiresAt: clock.now() + 600)) }
+    #expect(await post().status == 201)
+    let text = metrics.render()
+    // Pricing starts at `received`; the reservation and the charge run as one step from `priced`.
+    for step in ["received", "priced"] {
+      #expect(text.contains(#"checkout_step_seconds_count{step="\#(step)"} 1"#), "\(step)")
+    }
+    #expect(text.contains(#"checkout_outcomes_total{outcome="confirmed"} 1"#))
   }
 
   @Test func aReservationWithoutAnswerIsReleasedAnd503() async throws {

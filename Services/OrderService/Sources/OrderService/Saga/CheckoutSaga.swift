@@ -49,6 +49,9 @@ public final class CheckoutSaga: Sendable {
   let fault: SagaFault?
   private let running = Mutex<[String: Task<SagaOutcome, Never>]>([:])
   private let outcomes: [String: Counter]
+  /// How long each step took, by the step the order was at when it began (reading it included;
+  /// from `priced` the reservation and the charge run as one step).
+  private let stepDurations: [SagaStep: Histogram]
 
   init(
     store: OrderStore, clients: any CheckoutClients, payments: any PaymentProvider, clock: any WallClock,
@@ -62,6 +65,15 @@ public final class CheckoutSaga: Sendable {
           $0,
           metrics.counter(
             "checkout_outcomes_total", help: "Checkout saga results by kind.", labels: [("outcome", $0)])
+        )
+      })
+    stepDurations = Dictionary(
+      uniqueKeysWithValues: SagaStep.allCases.map { step in
+        (
+          step,
+          metrics.histogram(
+            "checkout_step_seconds", help: "Checkout saga steps by the step they started at.",
+            labels: [("step", step.rawValue)])
         )
       })
     self.store = store
@@ -113,10 +125,12 @@ public final class CheckoutSaga: Sendable {
     while true {
       let next: Next
       do {
+        let started = ContinuousClock.now
         guard let order = try await read({ try $0.order(orderId) }) else {
           return .unavailable(.orderNotFound(orderId))
         }
         next = try await step(order)
+        stepDurations[order.step]?.observe(Self.seconds(ContinuousClock.now - started))
       } catch {
         logger.warning(
           "checkout step failed; recovery carries it on", ["order.id": orderId, "error": "\(error)"])
@@ -407,6 +421,10 @@ public final class CheckoutSaga: Sendable {
   }
 
   private func count(_ outcome: String) { outcomes[outcome]?.increment() }
+
+  private static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
 
   // MARK: - Storage
 
