@@ -140,13 +140,14 @@ struct CheckoutResponder: Sendable {
     do {
       switch request.kind {
       case .price:
-        let (cart, matches) = try await runBlocking {
+        // On the writer queue: checkouts handled at once commit together with the events.
+        let (cart, matches) = try await store.database.onWriterQueue {
           try store.checkout(user: request.userId, hub: request.hub, version: request.cartVersion)
         }
         return CartCheckoutReply(cart: cart, matches: matches)
       case .applyCounts:
         let counts = request.counts ?? []
-        let cart = try await runBlocking {
+        let cart = try await store.database.onWriterQueue {
           try store.applyCounts(
             user: request.userId, hub: request.hub, counts: counts, correlationID: correlationID)
         }
