@@ -84,9 +84,6 @@ final class EchoStack {
   func accessLog() throws -> [NginxH2Front.LogLine] { try front.accessLog() }
 }
 
-/// A loopback port nothing listens on (a server that is down).
-func freePort() throws -> Int { try LocalPort.free() }
-
 /// Binds an IPv4 TCP socket to an ephemeral loopback port; returns it and the port.
 private func boundSocket() throws -> (fd: Int32, port: Int) {
   let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

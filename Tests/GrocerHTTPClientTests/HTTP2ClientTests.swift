@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerTestSupport
 import Testing
 
 @testable import GrocerHTTPClient
@@ -268,7 +269,7 @@ import Testing
   }
 
   @Test func aServerThatIsDownGivesAConnectErrorAtOnce() async throws {
-    let port = try freePort()
+    let port = try LocalPort.free()
     let client = try await Self.client("http://127.0.0.1:\(port)")
     let started = ContinuousClock.now
     let error = await Self.failure { try await client.send(HTTPClientRequest(method: "GET", path: "/")) }

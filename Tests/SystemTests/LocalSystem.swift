@@ -46,7 +46,7 @@ final class LocalSystem: @unchecked Sendable {
     let (tracking, notify) = ("tracking-e2e-\(run)", "notify-e2e-\(run)")
     let shared = [
       "GROCER_LOG_LEVEL": "warning", "GROCER_QUEUE_EXPIRES": "600",
-      "GROCER_AMQP_URL": "amqp://guest:guest@127.0.0.1:5672/", "GROCER_JWT_SECRET": Settings.localJWTSecret,
+      "GROCER_JWT_SECRET": Settings.localJWTSecret,
       "GROCER_HTTP_HOST": "127.0.0.1",
     ]
     let own: [String: [String: String]] = [

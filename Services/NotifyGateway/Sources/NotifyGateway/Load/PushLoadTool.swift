@@ -77,7 +77,7 @@ public final class PushLoadTool: Sendable {
   }
 
   public func run(progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Report {
-    let unique = UUID().uuidString.prefix(8).lowercased()
+    let unique = String(UUID().uuidString.prefix(8)).lowercased()
     var configuration = NotifyGatewayConfiguration(settings: options.settings)
     configuration.serviceName = "push-load-\(unique)"
     configuration.dataDirectory = NSTemporaryDirectory() + "grocer-push-load-\(unique)"
@@ -110,8 +110,8 @@ public final class PushLoadTool: Sendable {
       settings: options.settings, connectionName: "\(configuration.serviceName)-admin")
     do {
       let report = try await measure(
-        app: app, publisher: publisher, configuration: configuration, metrics: metrics, seen: seen,
-        progress: progress)
+        app: app, publisher: publisher, configuration: configuration, unique: unique, metrics: metrics,
+        seen: seen, progress: progress)
       await stop(app: app, publisher: publisher, amqp: amqp, queue: configuration.serviceName)
       return report
     } catch {
@@ -130,9 +130,9 @@ public final class PushLoadTool: Sendable {
 
   private func measure(
     app: NotifyGatewayApp, publisher: AMQPPublisher, configuration: NotifyGatewayConfiguration,
-    metrics: MetricsRegistry, seen: Observations, progress: @escaping @Sendable (String) -> Void
+    unique: String, metrics: MetricsRegistry, seen: Observations,
+    progress: @escaping @Sendable (String) -> Void
   ) async throws -> Report {
-    let unique = configuration.serviceName.dropFirst("push-load-".count)
     guard await publisher.waitUntilConnected(timeout: .seconds(15)) else {
       throw LoadError(description: "the broker is not reachable (GROCER_AMQP_URL)")
     }
