@@ -91,7 +91,8 @@ bash "$RABBITMQ_SCRIPT" start
 # Deleted at the end with everything in it. Queue names are ours too, and expire if left over.
 VHOST="order-bench-$$"
 if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$VHOST" >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null; then
+  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null &&
+  bash "$RABBITMQ_SCRIPT" policy "$VHOST"; then
   export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$VHOST"
 else
   log "could not make the virtual host $VHOST; using the broker's default one"

@@ -94,7 +94,8 @@ bash "$RABBITMQ_SCRIPT" start
 # reach a `make run` system's queues on the same broker. Deleted at the end with everything in it.
 VHOST="tracking-bench-$$"
 if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$VHOST" >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null; then
+  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null &&
+  bash "$RABBITMQ_SCRIPT" policy "$VHOST"; then
   export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$VHOST"
 else
   log "could not make the virtual host $VHOST; using the broker's default one"

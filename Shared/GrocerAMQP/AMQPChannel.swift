@@ -136,11 +136,14 @@ struct AMQPChannel {
     )
   }
 
-  func bind(queue: String, exchange: String, routingKey: String) throws {
+  func bind(
+    queue: String, exchange: String, routingKey: String, arguments: [(String, AMQPFieldValue)] = []
+  ) throws {
     let arena = CStringArena()
-    amqp_queue_bind(
-      connection, number, arena.bytes(queue), arena.bytes(exchange), arena.bytes(routingKey),
-      amqp_empty_table)
+    _ = withTable(arguments, arena) { table in
+      amqp_queue_bind(
+        connection, number, arena.bytes(queue), arena.bytes(exchange), arena.bytes(routingKey), table)
+    }
     try check("queue.bind \(queue) \(routingKey)")
   }
 
@@ -296,14 +299,14 @@ struct AMQPChannel {
   /// Declares the two exchanges every connection relies on.
   func declareEventExchanges() throws {
     try declareExchange(EventTopology.exchange, type: "topic", durable: true)
-    try declareExchange(EventTopology.deadLetterExchange, type: "topic", durable: true)
+    try declareExchange(EventTopology.deadLetterExchange, type: "headers", durable: true)
   }
 
   /// Declares a consumer's queue, its bindings and (for quorum queues) its parking queue;
   /// returns the queue's actual name.
   func declare(_ spec: QueueSpec) throws -> String {
     switch spec.kind {
-    case .durableQuorum(let deliveryLimit, let expiresAfter):
+    case .durableQuorum(let expiresAfter):
       var expiry: [(String, AMQPFieldValue)] = []
       if let expiresAfter {
         let milliseconds =
@@ -312,16 +315,13 @@ struct AMQPChannel {
       }
       try declareQueue(
         spec.parkingQueueName, durable: true, exclusive: false, autoDelete: false, arguments: expiry)
+      // `all-with-x`: match on an `x-` header too (plain `all` ignores them).
       try bind(
-        queue: spec.parkingQueueName, exchange: EventTopology.deadLetterExchange, routingKey: spec.name)
+        queue: spec.parkingQueueName, exchange: EventTopology.deadLetterExchange, routingKey: "",
+        arguments: [("x-match", .string("all-with-x")), ("x-first-death-queue", .string(spec.name))])
       try declareQueue(
         spec.name, durable: true, exclusive: false, autoDelete: false,
-        arguments: [
-          ("x-queue-type", .string("quorum")),
-          ("x-dead-letter-exchange", .string(EventTopology.deadLetterExchange)),
-          ("x-dead-letter-routing-key", .string(spec.name)),
-          ("x-delivery-limit", .int(Int32(clamping: deliveryLimit))),
-        ] + expiry)
+        arguments: [("x-queue-type", .string("quorum"))] + expiry)
       for key in spec.bindingKeys {
         try bind(queue: spec.name, exchange: EventTopology.exchange, routingKey: key)
       }

@@ -201,6 +201,14 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     }
     for ((delivery, tag, generation), (disposition, reply)) in zip(deliveries, outcomes) {
       consumed?.increment()
+      if delivery.deliveryCount > EventTopology.deliveryLimit, case .durableQuorum = queue.kind,
+        rpcQueue == nil
+      {
+        // The broker should have parked it: the queue is not under the dead-letter policy.
+        logger.warning(
+          "delivered more often than the delivery limit: is the \(EventTopology.deadLetterPolicy) policy set on this vhost? (deploy/local/rabbitmq.sh policy VHOST)",
+          ["amqp.delivery_count": String(delivery.deliveryCount)])
+      }
       if disposition == .reject || (disposition == .retry && reachedDeliveryLimit(delivery)) {
         deadLettered?.increment()
       }
@@ -211,10 +219,10 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   }
 
   /// Whether a quorum queue will park this message when it is returned now: the broker
-  /// dead-letters once the delivery count exceeds the limit.
+  /// dead-letters once the delivery count exceeds the policy's limit.
   private func reachedDeliveryLimit(_ delivery: AMQPDelivery) -> Bool {
-    guard rpcQueue == nil, case .durableQuorum(let limit, _) = queue.kind else { return false }
-    return delivery.deliveryCount >= limit
+    guard rpcQueue == nil, case .durableQuorum = queue.kind else { return false }
+    return delivery.deliveryCount >= EventTopology.deliveryLimit
   }
 
   /// `alone`: ack this delivery only (handlers finishing out of order), not every earlier one.

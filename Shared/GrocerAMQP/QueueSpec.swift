@@ -4,12 +4,15 @@ import GrocerCore
 /// A queue a consumer reads, declared (with its bindings on `grocer.events`) on every connect.
 public struct QueueSpec: Sendable, Hashable {
   public enum Kind: Sendable, Hashable {
-    /// A service's own durable quorum queue. A message nacked more than `deliveryLimit` times is
-    /// dead-lettered (via `grocer.dead-letter`, routing key = queue name) to `<name>.parking`,
-    /// so a poison message never blocks the queue behind it. `expiresAfter` (RabbitMQ's
-    /// `x-expires`, on both queues) has the broker delete them once unused that long: for test
-    /// and throw-away deployments, whose queues would otherwise collect events forever.
-    case durableQuorum(deliveryLimit: Int = 5, expiresAfter: Duration? = nil)
+    /// A service's own durable quorum queue. A message returned more than
+    /// `EventTopology.deliveryLimit` times, or rejected, is dead-lettered (through
+    /// `EventTopology.deadLetterExchange`) to `<name>.parking`, so a poison message never blocks
+    /// the queue behind it. Both come from the broker policy `EventTopology.deadLetterPolicy`,
+    /// as RabbitMQ recommends, not from queue arguments: an operator can change them without
+    /// redeclaring queues. `expiresAfter` (RabbitMQ's `x-expires`, on both queues) has the
+    /// broker delete them once unused that long: for test and throw-away deployments, whose
+    /// queues would otherwise collect events forever.
+    case durableQuorum(expiresAfter: Duration? = nil)
     /// A classic exclusive auto-delete queue that lives as long as the connection: one per
     /// replica, so every replica sees every event (cache invalidation). Empty name = server-named.
     case transient

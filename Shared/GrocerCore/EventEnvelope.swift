@@ -129,8 +129,19 @@ public struct OutgoingMessage: Hashable, Sendable {
 public enum EventTopology {
   /// The durable topic exchange all events go through; routing key = event type.
   public static let exchange = "grocer.events"
-  /// Where messages that failed too often go (a fanout-like topic exchange to parking queues).
-  public static let deadLetterExchange = "grocer.dead-letter"
+  /// Where dead-lettered messages go: a headers exchange that routes each to the parking queue
+  /// of the queue it died in (`<queue>.parking` binds on `x-first-death-queue = <queue>`).
+  /// Queues are pointed at it by the broker policy `deadLetterPolicy`, not by their arguments.
+  public static let deadLetterExchange = "grocer.parking"
+  /// The policy (in `deploy/rabbitmq/definitions.json`, applied by `deploy/local/rabbitmq.sh`)
+  /// that gives every queue except `amq.*` and the parking queues `deadLetterExchange` and
+  /// `deliveryLimit`.
+  public static let deadLetterPolicy = "grocer-dead-letter"
+  /// The policy's pattern: every queue but the broker's own and the parking queues.
+  public static let deadLetterPolicyPattern = #"^(?!amq\.)(?!.*\.parking$)"#
+  /// A message returned (nacked, or in flight when its consumer died) more than this many times
+  /// is dead-lettered by the broker (quorum queues' `delivery-limit`, set by the policy).
+  public static let deliveryLimit = 5
 }
 
 /// Publishes messages and returns only when the broker has confirmed every one of them.

@@ -86,13 +86,13 @@ import Testing
 
   @Test func aPoisonMessageIsParkedAfterTheDeliveryLimitWithoutBlockingTheNextOne() async throws {
     let queue = uniqueName("poison")
-    let limit = 2
+    let limit = EventTopology.deliveryLimit
     let metrics = MetricsRegistry()
     let poisonAttempts = Recorder<Int>()
     let good = Recorder<String>()
     let consumer = AMQPConsumer(
       configuration: TestBroker.configuration(),
-      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: limit)),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()),
       prefetch: 1, logger: logger, metrics: metrics,
       handler: { delivery in
         if delivery.messageID == "m-0" {
@@ -135,7 +135,7 @@ import Testing
     try await publisher.start()
     let declare = AMQPConsumer(
       configuration: TestBroker.configuration(),
-      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: 3)),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()),
       logger: logger, metrics: metrics, handler: { _ in .retry })
     try await declare.start()
     #expect(await declare.waitUntilConnected())
@@ -143,7 +143,7 @@ import Testing
     try await publisher.publish((0..<60).map { message(queue, $0) })
     let consumer = AMQPConsumer(
       configuration: TestBroker.configuration(),
-      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(deliveryLimit: 3)),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()),
       prefetch: 100, maximumBatch: 25, logger: logger, metrics: metrics,
       batchHandler: { deliveries in
         batches.append(deliveries.map { $0.messageID ?? "" })

@@ -30,9 +30,6 @@ import Testing
     "notify-gateway": ["tracking.updated", "liveActivity.token", "order.confirmed", "order.declined"],
   ]
 
-  /// The delivery limit `QueueSpec.Kind.durableQuorum` declares by default.
-  static let deliveryLimit = 5
-
   static func definitions() throws -> [String: Any] {
     let data = try Data(contentsOf: URL(fileURLWithPath: definitionsPath))
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -49,7 +46,13 @@ import Testing
       queues[queue["name"] as? String ?? ""] = queue
     }
     var bindings = Set<String>()
+    var parkingBindings: [String: [String: Any]] = [:]
     for binding in Self.list("bindings", in: definitions) {
+      if binding["source"] as? String == EventTopology.deadLetterExchange {
+        parkingBindings[binding["destination"] as? String ?? ""] =
+          binding["arguments"] as? [String: Any] ?? [:]
+        continue
+      }
       bindings.insert(
         "\(binding["source"] ?? "")|\(binding["destination"] ?? "")|\(binding["routing_key"] ?? "")")
     }
@@ -57,21 +60,42 @@ import Testing
       let queue = try #require(queues[name], "no queue \(name)")
       let arguments = queue["arguments"] as? [String: Any] ?? [:]
       #expect(queue["durable"] as? Bool == true)
+      // Dead-lettering and the delivery limit come from the policy, not from arguments.
+      #expect(arguments.keys.sorted() == ["x-queue-type"])
       #expect(arguments["x-queue-type"] as? String == "quorum")
-      #expect(arguments["x-dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
-      #expect(arguments["x-dead-letter-routing-key"] as? String == name)
-      #expect(arguments["x-delivery-limit"] as? Int == Self.deliveryLimit)
       let spec = QueueSpec(name: name, bindingKeys: Array(keys))
       let parking = try #require(queues[spec.parkingQueueName], "no queue \(spec.parkingQueueName)")
       #expect((parking["arguments"] as? [String: Any] ?? [:]).isEmpty)
       for key in keys {
         #expect(bindings.contains("\(EventTopology.exchange)|\(name)|\(key)"), "\(name) misses \(key)")
       }
-      #expect(bindings.contains("\(EventTopology.deadLetterExchange)|\(spec.parkingQueueName)|\(name)"))
+      let parkingBinding = try #require(
+        parkingBindings[spec.parkingQueueName], "\(spec.parkingQueueName) unbound")
+      #expect(parkingBinding["x-match"] as? String == "all-with-x")
+      #expect(parkingBinding["x-first-death-queue"] as? String == name)
     }
     // Nothing more: a queue nobody consumes would collect events forever.
     #expect(queues.count == Self.serviceQueues.count * 2)
-    #expect(bindings.count == Self.serviceQueues.values.map { $0.count + 1 }.reduce(0, +))
+    #expect(bindings.count == Self.serviceQueues.values.map(\.count).reduce(0, +))
+    #expect(parkingBindings.count == Self.serviceQueues.count)
+
+    // One policy, the one `deploy/local/rabbitmq.sh` sets and EventTopology describes.
+    let policies = Self.list("policies", in: definitions)
+    #expect(policies.count == 1)
+    let policy = try #require(policies.first)
+    #expect(policy["name"] as? String == EventTopology.deadLetterPolicy)
+    #expect(policy["pattern"] as? String == EventTopology.deadLetterPolicyPattern)
+    #expect(policy["apply-to"] as? String == "queues")
+    let definition = policy["definition"] as? [String: Any] ?? [:]
+    #expect(definition.count == 2)
+    #expect(definition["dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
+    #expect(definition["delivery-limit"] as? Int == EventTopology.deliveryLimit)
+    let script = try String(contentsOfFile: TestBroker.script, encoding: .utf8)
+    #expect(script.contains("'\(EventTopology.deadLetterPolicyPattern)'"), "rabbitmq.sh sets another pattern")
+    #expect(
+      script.contains(
+        "'{\"dead-letter-exchange\":\"\(EventTopology.deadLetterExchange)\",\"delivery-limit\":\(EventTopology.deliveryLimit)}'"
+      ), "rabbitmq.sh sets another definition")
   }
 
   @Test func importDefinitionsCreatesTheTopologyAndThePoliciesAndTheServicesDeclarationsMatchIt()
@@ -104,17 +128,14 @@ import Testing
           #expect(arguments == "[]", "\(name)")
         } else {
           #expect(type == "quorum", "\(name)")
-          #expect(arguments.contains("{\"x-dead-letter-exchange\",\"grocer.dead-letter\"}"), "\(name)")
-          #expect(arguments.contains("{\"x-dead-letter-routing-key\",\"\(name)\"}"), "\(name)")
-          #expect(arguments.contains("{\"x-delivery-limit\",\(Self.deliveryLimit)}"), "\(name)")
-          #expect(policy == "grocer-dead-letter-\(name)", "\(name) is governed by \(policy)")
+          #expect(arguments == "[{\"x-queue-type\",\"quorum\"}]", "\(name)")
+          #expect(policy == EventTopology.deadLetterPolicy, "\(name) is governed by \(policy)")
         }
       }
 
       let exchanges = try await Self.rows(["list_exchanges", "-p", vhost, "name", "type", "durable"])
-      for name in [EventTopology.exchange, EventTopology.deadLetterExchange] {
-        #expect(exchanges.contains([name, "topic", "true"]), "\(name) in \(exchanges)")
-      }
+      #expect(exchanges.contains([EventTopology.exchange, "topic", "true"]), "\(exchanges)")
+      #expect(exchanges.contains([EventTopology.deadLetterExchange, "headers", "true"]), "\(exchanges)")
 
       let bindingRows = try await Self.rows(
         ["list_bindings", "-p", vhost, "source_name", "destination_name", "routing_key"])
@@ -122,24 +143,13 @@ import Testing
       var expectedBindings = Set<String>()
       for (name, keys) in Self.serviceQueues {
         for key in keys { expectedBindings.insert("\(EventTopology.exchange)|\(name)|\(key)") }
-        expectedBindings.insert("\(EventTopology.deadLetterExchange)|\(name).parking|\(name)")
+        expectedBindings.insert("\(EventTopology.deadLetterExchange)|\(name).parking|")
       }
       #expect(bindings == expectedBindings)
 
       // list_policies has fixed columns: vhost, name, pattern, apply-to, definition, priority.
       let policyRows = try await Self.rows(["list_policies", "-p", vhost])
-      #expect(policyRows.count == Self.serviceQueues.count)
-      for name in Self.serviceQueues.keys {
-        let row = try #require(
-          policyRows.first { $0.count >= 5 && $0[1] == "grocer-dead-letter-\(name)" }, "policy for \(name)")
-        #expect(row[2] == "^\(name)$")
-        #expect(row[3] == "queues")
-        let definition = try #require(
-          try JSONSerialization.jsonObject(with: Data(row[4].utf8)) as? [String: Any])
-        #expect(definition["dead-letter-exchange"] as? String == EventTopology.deadLetterExchange)
-        #expect(definition["dead-letter-routing-key"] as? String == name)
-        #expect(definition["delivery-limit"] as? Int == Self.deliveryLimit)
-      }
+      #expect(policyRows.map { $0[1] } == [EventTopology.deadLetterPolicy])
 
       // The services' own declarations (the same QueueSpec they use) are accepted as they are…
       var configuration = TestBroker.configuration("grocer-deploy-definitions-test")
@@ -153,11 +163,51 @@ import Testing
         await consumer.shutdown()
         #expect(connected, "declaring \(name) as the service does was refused")
       }
-      // …and a declaration that differs (another delivery limit) is refused, so the check above
-      // would notice a definitions file that drifted from the code.
+      // The policy parks poison messages, each in its own queue's parking queue:
+      // `order.confirmed` reaches stock, tracking, notify and cart; stock's consumer fails it
+      // until the delivery limit, tracking's rejects it at once, the other two have no consumer.
+      let stockAttempts = Recorder<Int>()
+      let retrying = AMQPConsumer(
+        configuration: configuration,
+        queue: QueueSpec(name: "stock-service", bindingKeys: Array(Self.serviceQueues["stock-service"]!)),
+        logger: Logger.discarding(), metrics: MetricsRegistry(),
+        handler: { delivery in
+          stockAttempts.append(delivery.deliveryCount)
+          return .retry
+        })
+      let rejecting = AMQPConsumer(
+        configuration: configuration,
+        queue: QueueSpec(
+          name: "tracking-service", bindingKeys: Array(Self.serviceQueues["tracking-service"]!)),
+        logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .reject })
+      let publisher = AMQPPublisher(
+        configuration: configuration, logger: Logger.discarding(), metrics: MetricsRegistry())
+      for role in [retrying, rejecting] { try await role.start() }
+      try await publisher.start()
+      #expect(await retrying.waitUntilConnected(timeout: .seconds(10)))
+      #expect(await rejecting.waitUntilConnected(timeout: .seconds(10)))
+      try await publisher.publish([message("order.confirmed", 1)])
+      let depths = ["list_queues", "-p", vhost, "name", "messages"]
+      let expectedDepths: Set<[String]> = [
+        ["stock-service", "0"], ["stock-service.parking", "1"], ["tracking-service", "0"],
+        ["tracking-service.parking", "1"], ["notify-gateway", "1"], ["notify-gateway.parking", "0"],
+        ["cart-service", "1"], ["cart-service.parking", "0"],
+      ]
+      let parked = try await eventually(timeout: .seconds(30)) {
+        Set(try await Self.rows(depths)) == expectedDepths
+      }
+      for role in [retrying, rejecting] { await role.shutdown() }
+      await publisher.shutdown()
+      let finalDepths = try await Self.rows(depths)
+      #expect(parked, "\(finalDepths)")
+      #expect(stockAttempts.all == Array(0...EventTopology.deliveryLimit))
+
+      // …and a declaration that differs (an expiry) is refused, so the check above would notice
+      // a definitions file that drifted from the code.
       let differing = AMQPConsumer(
         configuration: configuration,
-        queue: QueueSpec(name: "stock-service", bindingKeys: [], kind: .durableQuorum(deliveryLimit: 7)),
+        queue: QueueSpec(
+          name: "stock-service", bindingKeys: [], kind: .durableQuorum(expiresAfter: .seconds(60))),
         logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
       try await differing.start()
       let differingConnected = await differing.waitUntilConnected(timeout: .seconds(3))

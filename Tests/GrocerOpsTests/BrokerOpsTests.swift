@@ -18,8 +18,7 @@ import Testing
   func parkPoisonMessage(queue: String, key: String, id: String) async throws {
     let consumer = AMQPConsumer(
       configuration: configuration,
-      queue: QueueSpec(
-        name: queue, bindingKeys: [key], kind: .durableQuorum(deliveryLimit: 1, expiresAfter: .seconds(600))),
+      queue: QueueSpec(name: queue, bindingKeys: [key], kind: .durableQuorum(expiresAfter: .seconds(600))),
       prefetch: 1, logger: logger, metrics: MetricsRegistry(), handler: { _ in .reject })
     try await consumer.start()
     let publisher = AMQPPublisher(configuration: configuration, logger: logger, metrics: MetricsRegistry())

@@ -134,8 +134,8 @@ def check_definitions():
     for kind in ("exchanges", "queues", "bindings", "policies"):
         for item in definitions.get(kind, []):
             check(item.get("vhost") in vhosts, f"{rel(path)}: {kind} item in undeclared vhost: {item}")
-    for name in ("grocer.events", "grocer.dead-letter"):
-        check(exchanges.get(name, {}).get("type") == "topic", f"{rel(path)}: no topic exchange {name}")
+    check(exchanges.get("grocer.events", {}).get("type") == "topic", f"{rel(path)}: no topic exchange grocer.events")
+    check(exchanges.get("grocer.parking", {}).get("type") == "headers", f"{rel(path)}: no headers exchange grocer.parking")
     for binding in definitions.get("bindings", []):
         check(binding["source"] in exchanges, f"{rel(path)}: binding from undeclared exchange {binding}")
         target = exchanges if binding["destination_type"] == "exchange" else queues
@@ -159,15 +159,17 @@ def check_definitions():
         if not check(queue is not None, f"{rel(path)}: no queue {name} (declared by Services/)"):
             continue
         arguments = queue.get("arguments", {})
-        expected = {
-            "x-queue-type": "quorum",
-            "x-dead-letter-exchange": "grocer.dead-letter",
-            "x-dead-letter-routing-key": name,
-            "x-delivery-limit": 5,
-        }
+        expected = {"x-queue-type": "quorum"}
         check(arguments == expected, f"{rel(path)}: {name} arguments {arguments} differ from the code's {expected}")
         check(f"{name}.parking" in queues, f"{rel(path)}: no parking queue {name}.parking")
-        check(("grocer.dead-letter", f"{name}.parking", name) in bindings, f"{rel(path)}: {name}.parking unbound")
+        parking_bindings = [
+            b for b in definitions.get("bindings", [])
+            if b["source"] == "grocer.parking" and b["destination"] == f"{name}.parking"
+        ]
+        check(
+            [b.get("arguments") for b in parking_bindings] == [{"x-match": "all-with-x", "x-first-death-queue": name}],
+            f"{rel(path)}: {name}.parking must bind to grocer.parking on x-first-death-queue = {name}",
+        )
         for key in keys:
             check(("grocer.events", name, key) in bindings, f"{rel(path)}: {name} lacks binding {key}")
         extra = {k for (s, d, k) in bindings if s == "grocer.events" and d == name} - keys
@@ -175,10 +177,11 @@ def check_definitions():
         policies = [p for p in definitions.get("policies", []) if re.search(p["pattern"], name)]
         check(
             len(policies) == 1
-            and policies[0]["definition"]
-            == {"dead-letter-exchange": "grocer.dead-letter", "dead-letter-routing-key": name, "delivery-limit": 5},
-            f"{rel(path)}: {name} needs exactly one dead-letter policy matching its arguments",
+            and policies[0]["definition"] == {"dead-letter-exchange": "grocer.parking", "delivery-limit": 5},
+            f"{rel(path)}: {name} needs exactly one dead-letter policy (grocer.parking, delivery limit 5)",
         )
+        parking_policies = [p["name"] for p in definitions.get("policies", []) if re.search(p["pattern"], f"{name}.parking")]
+        check(not parking_policies, f"{rel(path)}: {name}.parking must not dead-letter itself: {parking_policies}")
     notes.append(f"definitions: {len(declared)} service queues found in Services/ match {rel(path)}")
     return definitions
 

@@ -5,6 +5,10 @@
 #   deploy/local/rabbitmq.sh stop      shut the node down and stop epmd
 #   deploy/local/rabbitmq.sh status    exit 0 if the AMQP port answers
 #   deploy/local/rabbitmq.sh ctl ARGS  run rabbitmqctl against the node (e.g. `ctl close_all_connections test`)
+#   deploy/local/rabbitmq.sh policy [VHOST]
+#                                      set the dead-letter policy on VHOST (default /); `start` does it for /
+#   deploy/local/rabbitmq.sh definitions
+#                                      import deploy/rabbitmq/definitions.json (topology and policy)
 #
 # Environment:
 #   GROCER_AMQP_PORT             AMQP port (default 5672)
@@ -85,10 +89,27 @@ prepare() {
   fi
 }
 
+# The dead-letter policy every Grocer vhost needs (the same as deploy/rabbitmq/definitions.json's;
+# EventTopology in Shared/GrocerCore names it): every queue but the broker's own (amq.*) and the
+# parking queues dead-letters to the grocer.parking headers exchange, and a quorum queue parks a
+# message returned more than 5 times. The services declare their queues without dead-letter
+# arguments, so without this policy a poison message would be redelivered for ever.
+set_policy() {
+  local vhost="${1:-/}"
+  if "$BIN/rabbitmqctl" set_policy -p "$vhost" --apply-to queues --priority 0 grocer-dead-letter \
+    '^(?!amq\.)(?!.*\.parking$)' '{"dead-letter-exchange":"grocer.parking","delivery-limit":5}' >/dev/null 2>&1; then
+    return 0
+  fi
+  log "could not set the dead-letter policy on vhost $vhost"
+  return 1
+}
+
 start() {
   if port_answers; then
     log "a broker already answers on 127.0.0.1:$PORT"
-    return 0
+    ensure_cookie
+    set_policy /
+    return
   fi
   prepare
   if ! live_pid >/dev/null; then
@@ -111,7 +132,11 @@ start() {
     return 1
   fi
   for i in $(seq 1 50); do
-    port_answers && { log "ready"; return 0; }
+    if port_answers; then
+      set_policy / || return 1
+      log "ready"
+      return 0
+    fi
     sleep 0.1
   done
   log "the node runs but 127.0.0.1:$PORT does not answer; see $RABBITMQ_LOG_BASE"
@@ -168,6 +193,7 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   definitions) ensure_cookie; import_definitions ;;
+  policy) ensure_cookie; set_policy "${2:-/}" ;;
   ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
-  *) echo "usage: $0 start|stop|status|definitions|ctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|definitions|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
 esac
