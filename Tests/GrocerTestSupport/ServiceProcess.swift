@@ -37,8 +37,14 @@ public struct ServiceExecutable: Sendable {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.environment = environment
-    let log = Pipe()
-    process.standardError = log
+    // Standard error into a file, not a pipe: a chatty service would block once a pipe's
+    // buffer is full and nobody reads it.
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "grocer-\(URL(fileURLWithPath: path).lastPathComponent)-\(UUID().uuidString.prefix(8)).log")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    let handle = try FileHandle(forWritingTo: log)
+    process.standardError = handle
+    defer { try? handle.close() }
     try process.run()
     return RunningService(process: process, log: log)
   }
@@ -47,14 +53,23 @@ public struct ServiceExecutable: Sendable {
 /// A started service process.
 public final class RunningService: @unchecked Sendable {
   let process: Process
-  let log: Pipe
+  /// The file its standard error goes to.
+  public let log: URL
 
-  init(process: Process, log: Pipe) {
+  init(process: Process, log: URL) {
     self.process = process
     self.log = log
   }
 
-  deinit { if process.isRunning { process.terminate() } }
+  deinit {
+    if process.isRunning { process.terminate() }
+    try? FileManager.default.removeItem(at: log)
+  }
+
+  /// What it logged so far.
+  public var logText: String {
+    (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+  }
 
   /// Whether `url` answered `status` within `timeout`.
   public func answers(_ url: URL, status: Int = 200, timeout: Duration = .seconds(20)) async -> Bool {
@@ -71,7 +86,6 @@ public final class RunningService: @unchecked Sendable {
     let process = self.process
     let exited = await eventually(timeout: timeout) { !process.isRunning }
     guard exited else { return (false, -1, "") }
-    let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (true, process.terminationStatus, text)
+    return (true, process.terminationStatus, logText)
   }
 }

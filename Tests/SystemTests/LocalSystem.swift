@@ -32,7 +32,12 @@ final class LocalSystem: @unchecked Sendable {
   }
 
   /// Starts everything and returns once the gateway reaches every service's readiness.
-  static func start() async throws -> LocalSystem {
+  /// `gatewayRateLimit`: the gateway's per-token limit (requests per second, burst) instead of
+  /// `deploy/local/gateway.sh`'s default.
+  /// `logLevel`: the services' `GROCER_LOG_LEVEL`.
+  static func start(
+    gatewayRateLimit: (perSecond: Int, burst: Int)? = nil, logLevel: String = "warning"
+  ) async throws -> LocalSystem {
     try TestBroker.ensureRunning()
     let run = String(UUID().uuidString.prefix(6)).lowercased()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grocer-system-\(run)")
@@ -45,7 +50,7 @@ final class LocalSystem: @unchecked Sendable {
     let (stock, cart, order) = ("stock-e2e-\(run)", "cart-e2e-\(run)", "order-e2e-\(run)")
     let (tracking, notify) = ("tracking-e2e-\(run)", "notify-e2e-\(run)")
     let shared = [
-      "GROCER_LOG_LEVEL": "warning", "GROCER_QUEUE_EXPIRES": "600",
+      "GROCER_LOG_LEVEL": logLevel, "GROCER_QUEUE_EXPIRES": "600",
       "GROCER_JWT_SECRET": Settings.localJWTSecret,
       "GROCER_HTTP_HOST": "127.0.0.1",
     ]
@@ -68,6 +73,10 @@ final class LocalSystem: @unchecked Sendable {
     var gatewayEnvironment = [
       "GROCER_VAR_DIR": directory.appendingPathComponent("var").path, "GROCER_GATEWAY_PORT": "\(gatewayPort)",
     ]
+    if let gatewayRateLimit {
+      gatewayEnvironment["GROCER_GATEWAY_RATE_LIMIT"] = "\(gatewayRateLimit.perSecond)"
+      gatewayEnvironment["GROCER_GATEWAY_RATE_BURST"] = "\(gatewayRateLimit.burst)"
+    }
     for (name, variable) in [
       ("stock-service", "GROCER_STOCK_PORT"), ("cart-service", "GROCER_CART_PORT"),
       ("order-service", "GROCER_ORDER_PORT"), ("tracking-service", "GROCER_TRACKING_PORT"),
@@ -105,16 +114,20 @@ final class LocalSystem: @unchecked Sendable {
     return system
   }
 
-  /// Stops the gateway and every service, removes this run's queues and files.
-  func stop() async {
+  /// Stops the gateway and every service, removes this run's queues and files; returns what
+  /// each service logged.
+  @discardableResult
+  func stop() async -> [String: String] {
     if let nginx, nginx.isRunning {
       nginx.terminate()
       _ = await eventually(timeout: .seconds(5)) { !nginx.isRunning }
     }
-    for service in services.reversed() { _ = await service.process.terminate() }
+    var logs: [String: String] = [:]
+    for service in services.reversed() { logs[service.name] = await service.process.terminate().log }
     services.removeAll()
     try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
     try? FileManager.default.removeItem(at: directory)
+    return logs
   }
 
   /// A token for `subject` signed with the services' secret.
@@ -128,6 +141,14 @@ final class LocalSystem: @unchecked Sendable {
   func call(
     _ method: String, _ path: String, token: String? = nil, json: Any? = nil, headers: [String: String] = [:]
   ) async throws -> (status: Int, body: Data) {
+    let reply = try await send(method, path, token: token, json: json, headers: headers)
+    return (reply.status, reply.body)
+  }
+
+  /// One request through the gateway: its status, headers and body.
+  func send(
+    _ method: String, _ path: String, token: String? = nil, json: Any? = nil, headers: [String: String] = [:]
+  ) async throws -> (status: Int, headers: [String: String], body: Data) {
     var request = URLRequest(url: URL(string: gateway.absoluteString + path)!)
     request.httpMethod = method
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
@@ -137,7 +158,12 @@ final class LocalSystem: @unchecked Sendable {
     }
     for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     let (data, response) = try await URLSession.shared.data(for: request)
-    return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    let http = response as? HTTPURLResponse
+    var fields: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] {
+      if let name = name as? String, let value = value as? String { fields[name.lowercased()] = value }
+    }
+    return (http?.statusCode ?? 0, fields, data)
   }
 
   /// The gateway as `make run` has it: `deploy/local/gateway.sh check` renders and checks the

@@ -13,6 +13,15 @@ LOG_PREFIX=gateway.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PREFIX="$VAR_DIR/nginx"
+# Requests per second (sustained, and the burst allowed on top) per bearer token, and per client
+# address for requests without one.
+RATE_LIMIT="${GROCER_GATEWAY_RATE_LIMIT:-50}"
+RATE_BURST="${GROCER_GATEWAY_RATE_BURST:-100}"
+ANONYMOUS_RATE_LIMIT="${GROCER_GATEWAY_ANONYMOUS_RATE_LIMIT:-200}"
+ANONYMOUS_RATE_BURST="${GROCER_GATEWAY_ANONYMOUS_RATE_BURST:-400}"
+for value in "$RATE_LIMIT" "$RATE_BURST" "$ANONYMOUS_RATE_LIMIT" "$ANONYMOUS_RATE_BURST"; do
+  [[ "$value" =~ ^[1-9][0-9]*$ ]] || die "GROCER_GATEWAY_*RATE_* must be positive integers (got '$value')"
+done
 CONF="$PREFIX/conf/gateway.conf"
 PIDFILE="$PREFIX/run/nginx.pid"
 NGINX=(nginx -p "$PREFIX/" -c "$CONF" -e logs/error.log)
@@ -23,6 +32,8 @@ render() {
   sed -e "s/@GATEWAY_PORT@/$GATEWAY_PORT/g" -e "s/@STOCK_PORT@/$STOCK_PORT/g" \
     -e "s/@CART_PORT@/$CART_PORT/g" -e "s/@ORDER_PORT@/$ORDER_PORT/g" \
     -e "s/@TRACKING_PORT@/$TRACKING_PORT/g" -e "s/@NOTIFY_PORT@/$NOTIFY_PORT/g" \
+    -e "s/@RATE_LIMIT@/$RATE_LIMIT/g" -e "s/@RATE_BURST@/$RATE_BURST/g" \
+    -e "s/@ANONYMOUS_RATE_LIMIT@/$ANONYMOUS_RATE_LIMIT/g" -e "s/@ANONYMOUS_RATE_BURST@/$ANONYMOUS_RATE_BURST/g" \
     "$GROCER_ROOT/deploy/local/nginx-gateway.conf" >"$CONF.new"
   mv "$CONF.new" "$CONF"
   "${NGINX[@]}" -t -q || die "invalid gateway config $CONF"
