@@ -66,6 +66,9 @@ public final class RunningService: @unchecked Sendable {
     try? FileManager.default.removeItem(at: log)
   }
 
+  /// Whether the process still runs.
+  public var isRunning: Bool { process.isRunning }
+
   /// What it logged so far.
   public var logText: String {
     (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -51,6 +51,15 @@ public enum TestBroker {
     return output
   }
 
+  /// Sets the dead-letter policy (`deploy/local/rabbitmq.sh policy`) on `vhost`.
+  public static func setPolicy(vhost: String) async throws {
+    let (status, output) = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<(Int32, String), any Error>) in
+      Thread { continuation.resume(with: Result { try run(["policy", vhost]) }) }.start()
+    }
+    guard status == 0 else { throw BrokerUnavailable(output: output) }
+  }
+
   /// Force-closes every broker connection whose client-provided name is `name`; returns how many.
   public static func closeConnections(named name: String) async throws -> Int {
     // RabbitMQ 3.10 has no user_provided_name column: look for the name in client_properties.

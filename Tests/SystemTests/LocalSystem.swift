@@ -21,25 +21,55 @@ final class LocalSystem: @unchecked Sendable {
   private var services: [(name: String, process: RunningService)] = []
   private var nginx: Process?
   private let queues: [String]
+  /// The broker vhost of this system alone (`isolated`), deleted by `stop`; nil: `/`.
+  let vhost: String?
+  /// The services' queue names, by service (`order-service` consumes no events).
+  let queueNames: [String: String]
+  /// Request/reply queues: StockService's reservations and catalogue, CartService's checkout.
+  let rpcQueues: [String]
 
   static let names = ["stock-service", "cart-service", "order-service", "tracking-service", "notify-gateway"]
 
-  private init(gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String]) {
+  private init(
+    gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String], vhost: String?,
+    queueNames: [String: String], rpcQueues: [String]
+  ) {
     self.gateway = gateway
     self.directory = directory
     self.gatewayEnvironment = gatewayEnvironment
     self.queues = queues
+    self.vhost = vhost
+    self.queueNames = queueNames
+    self.rpcQueues = rpcQueues
+  }
+
+  /// The broker as the services of this system see it.
+  var amqp: AMQPConfiguration {
+    var configuration = TestBroker.configuration("grocer-system-tests")
+    if let vhost { configuration.url = AMQPConfiguration.defaultURL + vhost }
+    return configuration
   }
 
   /// Starts everything and returns once the gateway reaches every service's readiness.
   /// `gatewayRateLimit`: the gateway's per-token limit (requests per second, burst) instead of
   /// `deploy/local/gateway.sh`'s default.
-  /// `logLevel`: the services' `GROCER_LOG_LEVEL`.
+  /// `logLevel`: the services' `GROCER_LOG_LEVEL`. `isolated`: in a broker vhost of its own
+  /// (with the dead-letter policy), so events published to `grocer.events` reach this system's
+  /// queues only; costs a few seconds of `rabbitmqctl`.
   static func start(
-    gatewayRateLimit: (perSecond: Int, burst: Int)? = nil, logLevel: String = "warning"
+    gatewayRateLimit: (perSecond: Int, burst: Int)? = nil, logLevel: String = "warning",
+    isolated: Bool = false
   ) async throws -> LocalSystem {
     try TestBroker.ensureRunning()
     let run = String(UUID().uuidString.prefix(6)).lowercased()
+    var vhost: String?
+    if isolated {
+      let name = "grocer-system-\(run)"
+      try await TestBroker.ctl(["add_vhost", name])
+      try await TestBroker.ctl(["set_permissions", "-p", name, "guest", ".*", ".*", ".*"])
+      try await TestBroker.setPolicy(vhost: name)
+      vhost = name
+    }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grocer-system-\(run)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     var ports: [String: Int] = [:]
@@ -53,7 +83,7 @@ final class LocalSystem: @unchecked Sendable {
       "GROCER_LOG_LEVEL": logLevel, "GROCER_QUEUE_EXPIRES": "600",
       "GROCER_JWT_SECRET": Settings.localJWTSecret,
       "GROCER_HTTP_HOST": "127.0.0.1",
-    ]
+    ].merging(vhost.map { ["GROCER_AMQP_URL": AMQPConfiguration.defaultURL + $0] } ?? [:]) { $1 }
     let own: [String: [String: String]] = [
       "stock-service": [
         "GROCER_SERVICE_NAME": stock, "GROCER_RESERVATION_QUEUE": "\(stock).reservations",
@@ -90,7 +120,11 @@ final class LocalSystem: @unchecked Sendable {
       ]
     let system = LocalSystem(
       gateway: URL(string: "http://127.0.0.1:\(gatewayPort)")!, directory: directory,
-      gatewayEnvironment: gatewayEnvironment, queues: queues)
+      gatewayEnvironment: gatewayEnvironment, queues: queues, vhost: vhost,
+      queueNames: [
+        "stock-service": stock, "cart-service": cart, "tracking-service": tracking, "notify-gateway": notify,
+      ],
+      rpcQueues: ["\(stock).reservations", "\(stock).catalogue", "\(cart).checkout"])
     do {
       for name in names {
         let environment = shared.merging(own[name]!) { $1 }.merging([
@@ -114,6 +148,9 @@ final class LocalSystem: @unchecked Sendable {
     return system
   }
 
+  /// Whether every service process still runs.
+  var allRunning: Bool { services.allSatisfy { $0.process.isRunning } }
+
   /// Stops the gateway and every service, removes this run's queues and files; returns what
   /// each service logged.
   @discardableResult
@@ -125,7 +162,11 @@ final class LocalSystem: @unchecked Sendable {
     var logs: [String: String] = [:]
     for service in services.reversed() { logs[service.name] = await service.process.terminate().log }
     services.removeAll()
-    try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
+    if let vhost {
+      _ = try? await TestBroker.ctl(["delete_vhost", vhost])
+    } else {
+      try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
+    }
     try? FileManager.default.removeItem(at: directory)
     return logs
   }

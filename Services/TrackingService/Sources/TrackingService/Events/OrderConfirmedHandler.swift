@@ -5,7 +5,7 @@ import GrocerCore
 
 /// `order.confirmed` creates the order's tracking (once: the inbox and the order id both guard
 /// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that
-/// cannot be read is dead-lettered.
+/// cannot be read is dead-lettered; an event of another type is ignored.
 struct OrderConfirmedHandler: Sendable {
   let store: TrackingStore
   let consumer: String
@@ -14,6 +14,9 @@ struct OrderConfirmedHandler: Sendable {
   static let bindingKeys = [StockEventType.orderConfirmed]
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    // The routing key is the event's type: another type (put straight into the queue, say) is
+    // not ours to read, so it is acked and ignored, as every service does.
+    guard delivery.routingKey == StockEventType.orderConfirmed else { return .ack }
     let envelope: EventEnvelope
     let order: OrderConfirmed
     do {
