@@ -109,33 +109,9 @@ import Testing
       let stocked = try await system.call(
         "PUT", "/v1/hubs/\(hub)/stock/\(sku)", token: staff, json: ["available": 100])
       #expect(stocked.status == 200)
-      let carts = Recorder<CartView>()
-      let filled = try await eventually(timeout: .seconds(30)) {
-        let one = try await system.call(
-          "PUT", "/v1/hubs/\(hub)/cart/items/\(sku)", token: customer, json: ["quantity": 1])
-        guard one.status == 200, let view = try? JSON.decode(CartView.self, from: one.body),
-          let price = view.lines.first?.unitPrice.minorUnits, price > 0
-        else { return false }
-        let quantity = min(30, 1_500 / price + 1)
-        let enough = try await system.call(
-          "PUT", "/v1/hubs/\(hub)/cart/items/\(sku)", token: customer, json: ["quantity": quantity])
-        guard enough.status == 200, let cart = try? JSON.decode(CartView.self, from: enough.body) else {
-          return false
-        }
-        carts.append(cart)
-        return cart.lines.first?.quantity == quantity
-      }
-      try #require(filled, "the cart could not be filled")
-      let placed = try await system.call(
-        "POST", "/v1/orders", token: customer,
-        json: [
-          "hub": hub, "cartVersion": carts.all.last?.version ?? 0,
-          "payment": ["method": "applePay", "token": "tok_poison"],
-          "deliverTo": ["lat": 52.5155, "lng": 13.4540],
-        ], headers: ["Idempotency-Key": UUID().uuidString])
-      try #require(placed.status == 201, "\(String(decoding: placed.body, as: UTF8.self))")
-      let orderId = try #require(
-        (try JSONSerialization.jsonObject(with: placed.body) as? [String: Any])?["orderId"] as? String)
+      let cart = try await system.fillCart(hub: hub, sku: sku, customer: customer)
+      let orderId = try await system.placeOrder(
+        hub: hub, cart: cart, customer: customer, paymentToken: "tok_poison")
       let tracked = try await eventually(timeout: .seconds(15)) {
         try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer).status == 200
       }

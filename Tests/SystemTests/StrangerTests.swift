@@ -325,33 +325,10 @@ import Testing
         "PUT", "/v1/hubs/\(hub)/stock/\(sku)", token: tokens[.staff], json: ["available": 100])
       try #require(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
     }
-    // Enough of one product to pass the hub's minimum order, once the catalogue has arrived.
-    let carts = Recorder<CartView>()
-    let filled = try await eventually(timeout: .seconds(30)) {
-      let put = try await system.call(
-        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": 1])
-      guard put.status == 200, let view = try? JSON.decode(CartView.self, from: put.body),
-        let price = view.lines.first?.unitPrice.minorUnits, price > 0
-      else { return false }
-      let quantity = min(30, 1_500 / price + 1)
-      let again = try await system.call(
-        "PUT", "/v1/hubs/\(hub)/cart/items/\(first)", token: customer, json: ["quantity": quantity])
-      guard let cart = try? JSON.decode(CartView.self, from: again.body) else { return false }
-      carts.append(cart)
-      return again.status == 200 && cart.lines.first?.quantity == quantity
-    }
-    try #require(filled, "the catalogue did not reach CartService")
+    let cart = try await system.fillCart(hub: hub, sku: first, customer: customer)
     let key = "stranger-key-\(run)"
-    let placed = try await system.call(
-      "POST", "/v1/orders", token: customer,
-      json: [
-        "hub": hub, "cartVersion": carts.all.last?.version ?? 0,
-        "payment": ["method": "applePay", "token": "tok_a"],
-        "deliverTo": ["lat": 52.5155, "lng": 13.4540],
-      ], headers: ["Idempotency-Key": key])
-    try #require(placed.status == 201, "\(String(decoding: placed.body, as: UTF8.self))")
-    let orderId = try #require(
-      (try JSONSerialization.jsonObject(with: placed.body) as? [String: Any])?["orderId"] as? String)
+    let orderId = try await system.placeOrder(
+      hub: hub, cart: cart, customer: customer, key: key, paymentToken: "tok_a")
 
     let tracked = try await eventually(timeout: .seconds(15)) {
       try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer).status == 200
