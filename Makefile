@@ -18,7 +18,7 @@ ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)
 endif
 
 .PHONY: help run down status test build build-tests deps broker services gateway bench \
-	format lint clean-data
+	format lint clean-data faults
 
 help:
 	@echo "make run         install what is missing, build, start RabbitMQ, StockService and the gateway"
@@ -26,6 +26,7 @@ help:
 	@echo "make status      what is running"
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
 	@echo "make bench       run the benchmarks in Benchmarks/"
+	@echo "make faults      the fault suite's long run (kill -9, broker restarts, disk full; report in var/faults/)"
 	@echo "make format      format the Swift sources in place;  make lint  checks them"
 	@echo "make clean-data  delete var/data (all local service data)"
 	@echo "Operators' tool (after make run): $(BIN_DIR)/grocer help  (token, demo load, queues, dead-letters, republish, simulate, load)"
@@ -90,6 +91,17 @@ build-tests: deps
 # and on 2 cores they would starve the cooperative pool of suites running beside them.
 test: build-tests broker
 	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+
+# The fault suite's long run (Tests/SystemTests/FaultTests.swift; make test runs the short one):
+# every service killed with SIGKILL three times, two RabbitMQ restarts, two disk-full episodes,
+# four minutes of mixed load, then the invariants. Root is needed (the disk-full tmpfs).
+FAULTS_SECONDS ?= 240
+faults: build-tests broker
+	GROCER_FAULTS_SECONDS=$(FAULTS_SECONDS) GROCER_FAULTS_KILLS=$${GROCER_FAULTS_KILLS:-3} \
+	  GROCER_FAULTS_BROKER_RESTARTS=$${GROCER_FAULTS_BROKER_RESTARTS:-2} \
+	  GROCER_FAULTS_DISK_FULL=$${GROCER_FAULTS_DISK_FULL:-2} GROCER_FAULTS_DISK_FULL_SECONDS=$${GROCER_FAULTS_DISK_FULL_SECONDS:-10} \
+	  GROCER_FAULTS_REPORT=$${GROCER_FAULTS_REPORT:-$(CURDIR)/var/faults/report.json} \
+	  $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) --filter FaultTests
 
 bench: build broker
 	@set -e; for script in Benchmarks/*/run.sh; do \

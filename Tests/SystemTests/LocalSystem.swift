@@ -13,31 +13,83 @@ import Testing
 /// build) on ports of their own, with their own data directories and queue names (so a running
 /// `make run` or another test is not disturbed), the demo assortment loaded, and nginx as the
 /// gateway in front (`deploy/local/gateway.sh` with the same configuration `make run` uses).
+///
+/// For the fault suite it can also kill a service with SIGKILL and start it again on the same
+/// port and data directory, put one service's data directory on a small tmpfs that can be filled
+/// (disk full), and run the APNs simulator as a process of its own behind an HTTP/2 TLS front
+/// (so its record of what each token received survives NotifyGateway being killed).
 final class LocalSystem: @unchecked Sendable {
   let gateway: URL
   let secret = Settings.localJWTSecret
-  private let directory: URL
+  /// The run's folder (data, logs, the simulator's keys): printed by the fault suite.
+  let directory: URL
   private let gatewayEnvironment: [String: String]
-  private var services: [(name: String, process: RunningService)] = []
+  private let lock = NSLock()
+  private var services: [String: ServiceSlot] = [:]
   private var nginx: Process?
-  private let queues: [String]
-  /// The broker vhost of this system alone (`isolated`), deleted by `stop`; nil: `/`.
+  private var apnsSimulator: Process?
+  private var apnsFront: NginxH2Front?
+  private var mounts: [String] = []
+  /// The run's queues: each service's queue and parking queue, and the request/reply queues.
+  let queues: [String]
+  /// The broker vhost of this system alone (`Options.isolated`), deleted by `stop`; nil: `/`.
   let vhost: String?
   /// The services' queue names, by service (`order-service` consumes no events).
   let queueNames: [String: String]
   /// Request/reply queues: StockService's reservations and catalogue, CartService's checkout.
   let rpcQueues: [String]
+  /// Where the APNs simulator answers `GET /v1/sim/devices/{token}` (NotifyGateway's own port
+  /// unless `Options.externalAPNs`).
+  private(set) var simulatorURL: URL
+
+  /// How the system is set up beyond what the journey needs.
+  struct Options: Sendable {
+    /// Runs `notify-gateway apns-simulator` as its own process behind nginx (HTTP/2, TLS) and
+    /// points NotifyGateway's real transport at it.
+    var externalAPNs = false
+    /// Services whose data directory is a tmpfs of `tmpfsSize` (needs root), for `fillDisk`.
+    var tmpfsServices: [String] = []
+    var tmpfsSize = "64m"
+    /// The gateway's per-token limit (requests per second, burst) instead of
+    /// `deploy/local/gateway.sh`'s default.
+    var gatewayRateLimit: (perSecond: Int, burst: Int)?
+    /// The services' `GROCER_LOG_LEVEL`.
+    var logLevel = "warning"
+    /// In a broker vhost of its own (with the dead-letter policy), so events published to
+    /// `grocer.events` reach this system's queues only, and other tests' events never reach it;
+    /// costs a few seconds of `rabbitmqctl`.
+    var isolated = false
+  }
+
+  /// One service process, with what it takes to start it again the same way.
+  private final class ServiceSlot: @unchecked Sendable {
+    let name: String
+    let port: Int
+    let executable: ServiceExecutable
+    let dataDirectory: URL
+    let logPath: String
+    var process: Process?
+
+    init(name: String, port: Int, executable: ServiceExecutable, dataDirectory: URL, logPath: String) {
+      self.name = name
+      self.port = port
+      self.executable = executable
+      self.dataDirectory = dataDirectory
+      self.logPath = logPath
+    }
+  }
 
   static let names = ["stock-service", "cart-service", "order-service", "tracking-service", "notify-gateway"]
 
   private init(
-    gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String], vhost: String?,
-    queueNames: [String: String], rpcQueues: [String]
+    gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String], simulatorURL: URL,
+    vhost: String?, queueNames: [String: String], rpcQueues: [String]
   ) {
     self.gateway = gateway
     self.directory = directory
     self.gatewayEnvironment = gatewayEnvironment
     self.queues = queues
+    self.simulatorURL = simulatorURL
     self.vhost = vhost
     self.queueNames = queueNames
     self.rpcQueues = rpcQueues
@@ -51,19 +103,11 @@ final class LocalSystem: @unchecked Sendable {
   }
 
   /// Starts everything and returns once the gateway reaches every service's readiness.
-  /// `gatewayRateLimit`: the gateway's per-token limit (requests per second, burst) instead of
-  /// `deploy/local/gateway.sh`'s default.
-  /// `logLevel`: the services' `GROCER_LOG_LEVEL`. `isolated`: in a broker vhost of its own
-  /// (with the dead-letter policy), so events published to `grocer.events` reach this system's
-  /// queues only; costs a few seconds of `rabbitmqctl`.
-  static func start(
-    gatewayRateLimit: (perSecond: Int, burst: Int)? = nil, logLevel: String = "warning",
-    isolated: Bool = false
-  ) async throws -> LocalSystem {
+  static func start(_ options: Options = Options()) async throws -> LocalSystem {
     try TestBroker.ensureRunning()
     let run = String(UUID().uuidString.prefix(6)).lowercased()
     var vhost: String?
-    if isolated {
+    if options.isolated {
       let name = "grocer-system-\(run)"
       try await TestBroker.ctl(["add_vhost", name])
       try await TestBroker.ctl(["set_permissions", "-p", name, "guest", ".*", ".*", ".*"])
@@ -80,7 +124,7 @@ final class LocalSystem: @unchecked Sendable {
     let (stock, cart, order) = ("stock-e2e-\(run)", "cart-e2e-\(run)", "order-e2e-\(run)")
     let (tracking, notify) = ("tracking-e2e-\(run)", "notify-e2e-\(run)")
     let shared = [
-      "GROCER_LOG_LEVEL": logLevel, "GROCER_QUEUE_EXPIRES": "600",
+      "GROCER_LOG_LEVEL": options.logLevel, "GROCER_QUEUE_EXPIRES": "600",
       "GROCER_JWT_SECRET": Settings.localJWTSecret,
       "GROCER_HTTP_HOST": "127.0.0.1",
     ].merging(vhost.map { ["GROCER_AMQP_URL": AMQPConfiguration.defaultURL + $0] } ?? [:]) { $1 }
@@ -103,9 +147,9 @@ final class LocalSystem: @unchecked Sendable {
     var gatewayEnvironment = [
       "GROCER_VAR_DIR": directory.appendingPathComponent("var").path, "GROCER_GATEWAY_PORT": "\(gatewayPort)",
     ]
-    if let gatewayRateLimit {
-      gatewayEnvironment["GROCER_GATEWAY_RATE_LIMIT"] = "\(gatewayRateLimit.perSecond)"
-      gatewayEnvironment["GROCER_GATEWAY_RATE_BURST"] = "\(gatewayRateLimit.burst)"
+    if let limit = options.gatewayRateLimit {
+      gatewayEnvironment["GROCER_GATEWAY_RATE_LIMIT"] = "\(limit.perSecond)"
+      gatewayEnvironment["GROCER_GATEWAY_RATE_BURST"] = "\(limit.burst)"
     }
     for (name, variable) in [
       ("stock-service", "GROCER_STOCK_PORT"), ("cart-service", "GROCER_CART_PORT"),
@@ -120,25 +164,35 @@ final class LocalSystem: @unchecked Sendable {
       ]
     let system = LocalSystem(
       gateway: URL(string: "http://127.0.0.1:\(gatewayPort)")!, directory: directory,
-      gatewayEnvironment: gatewayEnvironment, queues: queues, vhost: vhost,
+      gatewayEnvironment: gatewayEnvironment, queues: queues,
+      simulatorURL: URL(string: "http://127.0.0.1:\(ports["notify-gateway"]!)")!, vhost: vhost,
       queueNames: [
         "stock-service": stock, "cart-service": cart, "tracking-service": tracking, "notify-gateway": notify,
       ],
       rpcQueues: ["\(stock).reservations", "\(stock).catalogue", "\(cart).checkout"])
     do {
+      var notifyEnvironment: [String: String] = [:]
+      if options.externalAPNs { notifyEnvironment = try await system.startAPNsSimulator() }
+      let logs = directory.appendingPathComponent("log")
+      try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
       for name in names {
+        let data = directory.appendingPathComponent("data/\(name)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        if options.tmpfsServices.contains(name) {
+          try system.mountTmpfs(at: data.path, size: options.tmpfsSize)
+        }
         let environment = shared.merging(own[name]!) { $1 }.merging([
-          "GROCER_HTTP_PORT": "\(ports[name]!)",
-          "GROCER_DATA_DIR": directory.appendingPathComponent("data/\(name)").path,
-        ]) { $1 }
+          "GROCER_HTTP_PORT": "\(ports[name]!)", "GROCER_DATA_DIR": data.path,
+        ]) { $1 }.merging(name == "notify-gateway" ? notifyEnvironment : [:]) { $1 }
         let executable = try ServiceExecutable(name, environment: environment)
         if name == "stock-service" || name == "cart-service" {
           try #require(try executable.runToEnd(["load-demo"]) == 0, "\(name) load-demo failed")
         }
-        let process = try executable.start()
-        system.services.append((name, process))
-        let ready = await process.answers(URL(string: "http://127.0.0.1:\(ports[name]!)/health/ready")!)
-        try #require(ready, "\(name) did not become ready")
+        let slot = ServiceSlot(
+          name: name, port: ports[name]!, executable: executable, dataDirectory: data,
+          logPath: logs.appendingPathComponent("\(name).log").path)
+        system.lock.withLock { system.services[name] = slot }
+        try await system.launch(slot)
       }
       try await system.startGateway()
     } catch {
@@ -149,26 +203,188 @@ final class LocalSystem: @unchecked Sendable {
   }
 
   /// Whether every service process still runs.
-  var allRunning: Bool { services.allSatisfy { $0.process.isRunning } }
+  var allRunning: Bool {
+    lock.withLock { services.values.allSatisfy { $0.process?.isRunning == true } }
+  }
 
   /// Stops the gateway and every service, removes this run's queues and files; returns what
-  /// each service logged.
+  /// each service logged. `keepFiles` leaves the data and logs (not a tmpfs: it is unmounted)
+  /// for a look afterwards.
   @discardableResult
-  func stop() async -> [String: String] {
+  func stop(keepFiles: Bool = false) async -> [String: String] {
     if let nginx, nginx.isRunning {
       nginx.terminate()
       _ = await eventually(timeout: .seconds(5)) { !nginx.isRunning }
     }
-    var logs: [String: String] = [:]
-    for service in services.reversed() { logs[service.name] = await service.process.terminate().log }
-    services.removeAll()
+    let slots = lock.withLock { Self.names.reversed().compactMap { services[$0] } }
+    for slot in slots {
+      guard let process = slot.process, process.isRunning else { continue }
+      kill(process.processIdentifier, SIGTERM)
+      if !(await eventually(timeout: .seconds(20)) { !process.isRunning }) {
+        kill(process.processIdentifier, SIGKILL)
+        _ = await eventually(timeout: .seconds(5)) { !process.isRunning }
+      }
+    }
+    if let apnsSimulator, apnsSimulator.isRunning {
+      kill(apnsSimulator.processIdentifier, SIGKILL)
+      _ = await eventually(timeout: .seconds(5)) { !apnsSimulator.isRunning }
+    }
+    apnsFront?.stop()
+    for mount in mounts { _ = try? Self.run("/bin/umount", ["-l", mount]) }
     if let vhost {
       _ = try? await TestBroker.ctl(["delete_vhost", vhost])
     } else {
       try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
     }
-    try? FileManager.default.removeItem(at: directory)
+    var logs: [String: String] = [:]
+    for slot in slots { logs[slot.name] = (try? String(contentsOfFile: slot.logPath, encoding: .utf8)) ?? "" }
+    if !keepFiles { try? FileManager.default.removeItem(at: directory) }
     return logs
+  }
+
+  // MARK: - Faults
+
+  /// The service's HTTP base URL (not through the gateway).
+  func serviceURL(_ name: String) -> URL {
+    URL(string: "http://127.0.0.1:\(slot(name).port)")!
+  }
+
+  /// The service's data directory (its SQLite databases).
+  func dataDirectory(_ name: String) -> URL { slot(name).dataDirectory }
+
+  /// The service's log file (stderr of every start, appended).
+  func logPath(_ name: String) -> String { slot(name).logPath }
+
+  /// Kills the service with SIGKILL (no draining, no clean close) and waits until it is gone.
+  func kill9(_ name: String) async throws {
+    let slot = slot(name)
+    guard let process = slot.process else { return }
+    kill(process.processIdentifier, SIGKILL)
+    let gone = await eventually(timeout: .seconds(10)) { !process.isRunning }
+    try #require(gone, "\(name) did not die on SIGKILL")
+  }
+
+  /// Starts the service again on its port and data directory; returns once it is ready.
+  func restart(_ name: String) async throws {
+    try await launch(slot(name))
+  }
+
+  /// Fills the tmpfs holding the service's data directory with a file until writing fails
+  /// (ENOSPC); returns how many bytes it took. `freeDisk` removes the file.
+  func fillDisk(_ name: String) throws -> Int {
+    let path = slot(name).dataDirectory.appendingPathComponent("disk-full.filler").path
+    try #require(mounts.contains(slot(name).dataDirectory.path), "\(name)'s data is not on a tmpfs")
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    defer { try? handle.close() }
+    let chunk = Data(count: 256 * 1024)
+    var written = 0
+    while true {
+      do {
+        try handle.write(contentsOf: chunk)
+        written += chunk.count
+      } catch {
+        break
+      }
+    }
+    // The page cache may hold the last partial chunk: fill what is left byte-wise in small steps.
+    for size in [65_536, 4_096, 512, 1] {
+      while (try? handle.write(contentsOf: Data(count: size))) != nil { written += size }
+    }
+    return written
+  }
+
+  /// Removes the filler `fillDisk` wrote.
+  func freeDisk(_ name: String) {
+    try? FileManager.default.removeItem(
+      at: slot(name).dataDirectory.appendingPathComponent("disk-full.filler"))
+  }
+
+  private func slot(_ name: String) -> ServiceSlot {
+    lock.withLock { services[name]! }
+  }
+
+  /// Starts a slot's process with stderr appended to its log file (a pipe nobody reads would
+  /// fill and block the service) and waits for its readiness.
+  private func launch(_ slot: ServiceSlot) async throws {
+    if !FileManager.default.fileExists(atPath: slot.logPath) {
+      _ = FileManager.default.createFile(atPath: slot.logPath, contents: nil)
+    }
+    let log = try FileHandle(forWritingTo: URL(fileURLWithPath: slot.logPath))
+    defer { try? log.close() }
+    try log.seekToEnd()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: slot.executable.path)
+    process.environment = slot.executable.environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = log
+    try process.run()
+    lock.withLock { slot.process = process }
+    let url = URL(string: "http://127.0.0.1:\(slot.port)/health/ready")!
+    let ready = await eventually(timeout: .seconds(60)) {
+      guard process.isRunning else { return true }
+      guard let (_, response) = try? await URLSession.shared.data(from: url) else { return false }
+      return (response as? HTTPURLResponse)?.statusCode == 200
+    }
+    try #require(ready && process.isRunning, "\(slot.name) did not become ready (log: \(slot.logPath))")
+  }
+
+  private func mountTmpfs(at path: String, size: String) throws {
+    let status = try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
+    try #require(status == 0, "mount -t tmpfs failed at \(path) (the disk-full fault needs root)")
+    mounts.append(path)
+  }
+
+  /// `notify-gateway apns-simulator` on a port of its own, nginx (HTTP/2, TLS) in front, a fresh
+  /// provider key; returns the environment that points NotifyGateway's real transport at it.
+  private func startAPNsSimulator() async throws -> [String: String] {
+    let keys = directory.appendingPathComponent("apns")
+    try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+    let key = try ES256Key.generate()
+    let privatePath = keys.appendingPathComponent("AuthKey.p8").path
+    let publicPath = keys.appendingPathComponent("AuthKey.pub.pem").path
+    try key.pemRepresentation.write(toFile: privatePath, atomically: true, encoding: .utf8)
+    try key.publicKey.pemRepresentation.write(toFile: publicPath, atomically: true, encoding: .utf8)
+    let (keyID, teamID) = ("FAULTKEY01", "FAULTTEAM1")
+    let port = try LocalPort.free()
+    let executable = try ServiceExecutable(
+      "notify-gateway",
+      environment: [
+        "GROCER_HTTP_PORT": "\(port)", "GROCER_HTTP_HOST": "127.0.0.1",
+        "GROCER_APNS_SIM_PUBLIC_KEY": publicPath,
+        "GROCER_APNS_KEY_ID": keyID, "GROCER_APNS_TEAM_ID": teamID, "GROCER_JWT_SECRET": secret,
+        "GROCER_LOG_LEVEL": "warning",
+      ])
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable.path)
+    process.arguments = ["apns-simulator"]
+    process.environment = executable.environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    apnsSimulator = process
+    let listening = await eventually(timeout: .seconds(20)) { LocalPort.accepts(port) }
+    try #require(listening, "the APNs simulator process did not listen on \(port)")
+    let front = try await NginxH2Front.start(upstreamPort: port)
+    apnsFront = front
+    simulatorURL = URL(string: "http://127.0.0.1:\(port)")!
+    return [
+      "GROCER_APNS_TRANSPORT": "http2", "GROCER_APNS_URL": front.url,
+      "GROCER_APNS_CA_FILE": front.certificatePath,
+      "GROCER_APNS_KEY_FILE": privatePath, "GROCER_APNS_KEY_ID": keyID, "GROCER_APNS_TEAM_ID": teamID,
+    ]
+  }
+
+  /// Runs a command to its end; its exit status.
+  static func run(_ path: String, _ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
   }
 
   /// A token for `subject` signed with the services' secret.
@@ -186,7 +402,7 @@ final class LocalSystem: @unchecked Sendable {
     return (reply.status, reply.body)
   }
 
-  /// One request through the gateway: its status, headers and body.
+  /// One request through the gateway: its status, headers (lower-cased names) and body.
   func send(
     _ method: String, _ path: String, token: String? = nil, json: Any? = nil, headers: [String: String] = [:]
   ) async throws -> (status: Int, headers: [String: String], body: Data) {

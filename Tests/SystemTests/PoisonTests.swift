@@ -42,7 +42,7 @@ import Testing
   }
 
   @Test func poisonOnEveryQueueIsParkedOrIgnoredAndNothingStops() async throws {
-    let system = try await LocalSystem.start(isolated: true)
+    let system = try await LocalSystem.start(LocalSystem.Options(isolated: true))
     try await withCleanup({ await system.stop() }) {
       let amqp = system.amqp
       let publisher = AMQPPublisher(configuration: amqp, logger: .discarding(), metrics: MetricsRegistry())

@@ -54,7 +54,7 @@ import Testing
 
   @Test func everyEndpointRefusesStrangersAndShowsThemNothingOfAnotherUsers() async throws {
     // At `debug`, so the logs below hold everything the services would ever log of a request.
-    let system = try await LocalSystem.start(logLevel: "debug")
+    let system = try await LocalSystem.start(LocalSystem.Options(logLevel: "debug"))
     let run = String(UUID().uuidString.prefix(6)).lowercased()
     let tokens = self.tokens(system, run: run)
     var logs: [String: String] = [:]
@@ -125,7 +125,7 @@ import Testing
   /// problem body, while another user goes on unhindered; after `Retry-After` the first user is
   /// served again.
   @Test func theGatewayRateLimitsEachUserOnItsOwn() async throws {
-    let system = try await LocalSystem.start(gatewayRateLimit: (perSecond: 2, burst: 5))
+    let system = try await LocalSystem.start(LocalSystem.Options(gatewayRateLimit: (perSecond: 2, burst: 5)))
     try await withCleanup({ await system.stop() }) {
       let run = String(UUID().uuidString.prefix(6)).lowercased()
       let tokens = self.tokens(system, run: run)
