@@ -125,6 +125,8 @@ final class ConnectionGuard: Sendable {
 
   /// Starts the watchdog thread, which checks deadlines a few times per timeout.
   func start() {
+    stopRequested.store(false, ordering: .releasing)
+    registry.withLock { $0.stopped = false }
     let interval = min(1.0, max(0.05, Double(requestTimeoutNanos) / 4e9))
     let thread = Thread { [self] in
       while !stopRequested.load(ordering: .acquiring) {
