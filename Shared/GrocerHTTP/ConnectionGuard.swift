@@ -159,6 +159,7 @@ final class ConnectionGuard: Sendable {
     registry.withLock { registry in
       registry.stopped = true
       registry.connections.removeAll()
+      registry.dropping = 0
     }
     openCount.store(0, ordering: .relaxed)
   }

@@ -46,7 +46,7 @@ import Testing
 
   /// How a slow client keeps its request from ever finishing.
   enum SlowKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case requestLine, headers, body
+    case requestLine, headers, body, keptAlive
 
     /// Sent at once; then `drip` follows one byte at a time.
     var opening: String {
@@ -54,13 +54,15 @@ import Testing
       case .requestLine: "GET /"
       case .headers: "GET /sync HTTP/1.1\r\nHost: slow\r\n"
       case .body: "POST /echo HTTP/1.1\r\nHost: slow\r\nContent-Length: 60000\r\n\r\n"
+      // One honest request first: the deadline starts again after each response.
+      case .keptAlive: "GET /sync HTTP/1.1\r\nHost: slow\r\n\r\nGET /sync HTTP/1.1\r\nHost: slow\r\n"
       }
     }
 
     var drip: [UInt8] {
       switch self {
       case .requestLine: Array("a".utf8)
-      case .headers: Array("X-Drip: 1\r\n".utf8)
+      case .headers, .keptAlive: Array("X-Drip: 1\r\n".utf8)
       case .body: Array("b".utf8)
       }
     }
