@@ -13,17 +13,32 @@
 typedef void *(*grocer_mhd_uri_log_callback)(void *cls, const char *uri,
                                              struct MHD_Connection *connection);
 
-/// Starts a daemon without Swift touching MHD's variadic API: the three callbacks are passed
+/// Starts a daemon without Swift touching MHD's variadic API: the four callbacks are passed
 /// explicitly, everything else goes through an MHD_OPTION_ARRAY terminated by MHD_OPTION_END.
 static inline struct MHD_Daemon *grocer_mhd_start_daemon(
     unsigned int flags, uint16_t port, MHD_AccessHandlerCallback access, void *cls,
     MHD_RequestCompletedCallback completed, grocer_mhd_uri_log_callback uri_log,
-    const struct MHD_OptionItem *options) {
+    MHD_NotifyConnectionCallback notify_connection, const struct MHD_OptionItem *options) {
   return MHD_start_daemon(flags, port, NULL, NULL, access, cls,
                           MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
                           MHD_OPTION_URI_LOG_CALLBACK, uri_log, cls,
+                          MHD_OPTION_NOTIFY_CONNECTION, notify_connection, cls,
                           MHD_OPTION_ARRAY, options,
                           MHD_OPTION_END);
+}
+
+/// The connection's socket, or -1 (MHD_get_connection_info is variadic).
+static inline int grocer_mhd_connection_fd(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == NULL ? -1 : info->connect_fd;
+}
+
+/// What the MHD_OPTION_NOTIFY_CONNECTION callback stored for this TCP connection, or NULL.
+static inline void *grocer_mhd_socket_context(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info == NULL ? NULL : info->socket_context;
 }
 
 /// The port the daemon is bound to (useful after asking for port 0), or 0 if unknown.

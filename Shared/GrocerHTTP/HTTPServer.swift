@@ -27,20 +27,36 @@ public final class HTTPServer: LifecycleService {
 
   public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
     self.configuration = configuration
-    self.core = ServerCore(responder: responder, logger: logger, maxBodyBytes: configuration.maxBodyBytes)
+    let connections = ConnectionGuard(
+      requestTimeoutSeconds: configuration.connectionTimeoutSeconds, limit: configuration.connectionLimit)
+    self.core = ServerCore(
+      responder: responder, logger: logger, maxBodyBytes: configuration.maxBodyBytes, connections: connections
+    )
   }
 
   /// The port the server is bound to (the ephemeral one when configured with 0); 0 before start.
   public var port: Int { boundPort.load(ordering: .acquiring) }
 
+  /// TCP connections open now.
+  public var openConnections: Int { core.connections.open }
+  /// Connections closed for not delivering a request within the connection timeout, since start.
+  public var timedOutConnections: Int { core.connections.timedOut }
+  /// Idle connections closed (or new ones refused) at the connection limit, since start.
+  public var shedConnections: Int { core.connections.shed }
+
   public func start() async throws {
     let config = configuration
     var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
     let cls = Unmanaged.passUnretained(core).toOpaque()
+    // MHD's own limit sits above ours: the guard sheds idle connections at `connectionLimit`, and
+    // those close a moment later on MHD's threads. At MHD's limit new clients would wait in the
+    // listen backlog.
+    let hardLimit = config.connectionLimit + max(64, config.connectionLimit / 8)
+    Self.raiseDescriptorLimit(toFit: hardLimit, logger: core.logger)
     var options: [MHD_OptionItem] = [
       .init(option: .THREAD_POOL_SIZE, value: config.threadPoolSize, ptr_value: nil),
-      .init(option: .CONNECTION_LIMIT, value: config.connectionLimit, ptr_value: nil),
-      .init(option: .CONNECTION_TIMEOUT, value: config.idleTimeoutSeconds, ptr_value: nil),
+      .init(option: .CONNECTION_LIMIT, value: hardLimit, ptr_value: nil),
+      .init(option: .CONNECTION_TIMEOUT, value: config.connectionTimeoutSeconds, ptr_value: nil),
       .init(option: .CONNECTION_MEMORY_LIMIT, value: config.connectionMemoryLimit, ptr_value: nil),
       .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
       .init(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
@@ -50,7 +66,8 @@ public final class HTTPServer: LifecycleService {
       options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: pointer))
       options.append(.init(option: .END, value: 0, ptr_value: nil))
       return grocer_mhd_start_daemon(
-        flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog, options)
+        flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog,
+        grocerNotifyConnection, options)
     }
     let started: OpaquePointer?
     if config.host.contains(":") {
@@ -75,6 +92,7 @@ public final class HTTPServer: LifecycleService {
       throw HTTPServerError.startFailed(host: config.host, port: config.port)
     }
     daemon.withLock { $0 = DaemonHandle(pointer: started) }
+    core.connections.start()
     let port = Int(grocer_mhd_bound_port(started))
     boundPort.store(port, ordering: .releasing)
     core.logger.notice(
@@ -100,6 +118,7 @@ public final class HTTPServer: LifecycleService {
     }
     daemon.withLock { $0 = nil }
     MHD_stop_daemon(handle.pointer)
+    core.connections.stop()
     if listener >= 0 { close(listener) }
     boundPort.store(0, ordering: .releasing)
     core.logger.notice("http server stopped")
@@ -110,6 +129,23 @@ public final class HTTPServer: LifecycleService {
       // Not shut down: do not leave MHD threads calling into a freed core.
       _ = core.resumeAllSuspended()
       MHD_stop_daemon(handle.pointer)
+    }
+    core.connections.stop()
+  }
+
+  /// Raises the soft RLIMIT_NOFILE so `connections` sockets (plus the process's other files) fit;
+  /// the common default of 1,024 would make accept fail far below the connection limit.
+  private static func raiseDescriptorLimit(toFit connections: Int, logger: Logger) {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    let wanted = rlim_t(connections + 1024)
+    guard limit.rlim_cur < wanted else { return }
+    limit.rlim_cur = min(wanted, limit.rlim_max)
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    if limit.rlim_cur < wanted {
+      logger.warning(
+        "the descriptor limit is below the connection limit",
+        ["http.nofile": String(limit.rlim_cur), "http.connection_limit": String(connections)])
     }
   }
 }

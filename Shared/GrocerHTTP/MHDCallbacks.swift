@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 
 // The C callbacks handed to libmicrohttpd. They capture nothing: `cls` is an unretained
 // `ServerCore` (kept alive by `HTTPServer` until the daemon stops) and `*req_cls` a retained
@@ -10,7 +11,32 @@ func grocerURILog(
   _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
   let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+  context.connectionState = connection.flatMap(connectionState)
   return Unmanaged.passRetained(context).toOpaque()
+}
+
+/// The `ConnectionState` MHD keeps in the connection's socket context, if any.
+func connectionState(_ connection: OpaquePointer) -> ConnectionState? {
+  grocer_mhd_socket_context(connection).map {
+    Unmanaged<ConnectionState>.fromOpaque($0).takeUnretainedValue()
+  }
+}
+
+/// MHD_OPTION_NOTIFY_CONNECTION: registers each TCP connection with the `ConnectionGuard` (which
+/// enforces the request deadline and the connection limit) and forgets it when MHD closes it.
+func grocerNotifyConnection(
+  _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+  _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+) {
+  guard let cls, let connection, let socketContext else { return }
+  let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+  if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+    let state = core.connections.opened(fd: grocer_mhd_connection_fd(connection))
+    socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+  } else if let raw = socketContext.pointee {
+    socketContext.pointee = nil
+    core.connections.closed(Unmanaged<ConnectionState>.fromOpaque(raw).takeRetainedValue())
+  }
 }
 
 /// MHD_AccessHandlerCallback.
@@ -26,12 +52,14 @@ func grocerAccessHandler(
     context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
   } else {
     context = RequestContext(target: url.map { String(cString: $0) } ?? "/")
+    context.connectionState = connectionState(connection)
     requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
   }
   return core.handle(connection, context, method: method, uploadData: uploadData, uploadSize: uploadSize)
 }
 
-/// MHD_OPTION_NOTIFY_COMPLETED: releases the request's context.
+/// MHD_OPTION_NOTIFY_COMPLETED: releases the request's context; the connection's next request
+/// gets a fresh deadline.
 func grocerRequestCompleted(
   _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
   _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
@@ -53,5 +81,15 @@ func grocerHeaderIterator(
   let text =
     value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
   headers.pointee.add(name, text)
+  return .YES
+}
+
+/// MHD_KeyValueIteratorN: counts the `Content-Length` fields into the `Int` behind `cls`.
+func grocerContentLengthCounter(
+  _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+  _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+  guard let cls, let key, keySize == 14 else { return .YES }
+  if strncasecmp(key, "Content-Length", 14) == 0 { cls.assumingMemoryBound(to: Int.self).pointee += 1 }
   return .YES
 }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 import GrocerCore
 import Synchronization
 
@@ -19,6 +20,8 @@ final class RequestContext: @unchecked Sendable {
   var discarded = 0
   var response: HTTPResponse?
   var connection: OpaquePointer?
+  /// The TCP connection's deadline keeper (nil only if MHD gave no socket context).
+  var connectionState: ConnectionState?
 
   init(target: String) { self.target = target }
 }
@@ -28,6 +31,8 @@ final class ServerCore: Sendable {
   let responder: any HTTPResponder
   let logger: Logger
   let maxBodyBytes: Int
+  /// Request deadlines and the connection limit.
+  let connections: ConnectionGuard
   /// Requests suspended while their async handler runs. Removing an entry is the right to resume
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
@@ -38,10 +43,11 @@ final class ServerCore: Sendable {
   /// limit is refused before any of the body is read.
   static let maxDiscardedBytes = 1 << 20
 
-  init(responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int) {
+  init(responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int, connections: ConnectionGuard) {
     self.responder = responder
     self.logger = logger
     self.maxBodyBytes = maxBodyBytes
+    self.connections = connections
   }
 
   /// Async requests accepted and not yet completed by MHD.
@@ -56,11 +62,24 @@ final class ServerCore: Sendable {
       // The first call only announces the headers; answering now would cost keep-alive, so only
       // an oversized declared body is refused here (MHD then closes without reading it).
       context.phase = .readingBody
+      if let method, !Self.isToken(method) {
+        context.phase = .answered
+        connections.requestRead(context.connectionState)
+        return queue(
+          Self.closing(HTTPError.badRequest(code: "badMethod", detail: "the method is not a token")),
+          on: connection)
+      }
       let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+      if let ambiguous = Self.ambiguousFraming(connection, declaredLength: declared) {
+        context.phase = .answered
+        connections.requestRead(context.connectionState)
+        return queue(ambiguous, on: connection)
+      }
       if let tooLarge = BodyLimit.check(
         declaredLength: declared.map { String(cString: $0) }, received: 0, limit: maxBodyBytes)
       {
         context.phase = .answered
+        connections.requestRead(context.connectionState)
         return queue(tooLarge, on: connection)
       }
       return .YES
@@ -81,6 +100,7 @@ final class ServerCore: Sendable {
         }
         return .YES
       }
+      connections.requestRead(context.connectionState)
       let request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "GET", target: context.target,
         headers: readHeaders(connection), body: context.body)
@@ -99,6 +119,7 @@ final class ServerCore: Sendable {
         return context.discarded > Self.maxDiscardedBytes ? .NO : .YES
       }
       context.phase = .answered
+      connections.requestRead(context.connectionState)
       return queue(HTTPError.payloadTooLarge(limit: maxBodyBytes).response, on: connection)
     case .suspended:
       // Called again after a resume: the answer is waiting.
@@ -151,6 +172,65 @@ final class ServerCore: Sendable {
 
   func completed(_ context: RequestContext) {
     if context.wentAsync { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
+    connections.awaitNextRequest(context.connectionState)
+  }
+
+  /// A 400 for a body whose length cannot be told for sure: several `Content-Length` fields,
+  /// `Content-Length` with `Transfer-Encoding`, or a transfer coding other than `chunked`. MHD
+  /// accepts the first two (it takes the first length, or the chunked coding) while a proxy in
+  /// front may frame the body the other way (request smuggling), and waits forever on the third:
+  /// RFC 9112 §6.3 says to answer all three with 400 and close the connection.
+  static func ambiguousFraming(_ connection: OpaquePointer, declaredLength: UnsafePointer<CChar>?)
+    -> HTTPResponse?
+  {
+    if let coding = MHD_lookup_connection_value(connection, .HEADER_KIND, "Transfer-Encoding") {
+      if declaredLength != nil {
+        return closing(
+          .badRequest(
+            code: "ambiguousLength", detail: "Content-Length and Transfer-Encoding must not both be sent"))
+      }
+      if strcasecmp(coding, "chunked") != 0 {
+        return closing(
+          .badRequest(
+            code: "unsupportedTransferCoding", detail: "only the chunked transfer coding is supported"))
+      }
+      return nil
+    }
+    guard declaredLength != nil else { return nil }
+    var count = 0
+    _ = MHD_get_connection_values_n(connection, .HEADER_KIND, grocerContentLengthCounter, &count)
+    guard count > 1 else { return nil }
+    return closing(.badRequest(code: "ambiguousLength", detail: "Content-Length must be sent once"))
+  }
+
+  /// `error` as a response that closes the connection: what follows a broken request on the same
+  /// connection cannot be trusted to start where MHD thinks it does.
+  static func closing(_ error: HTTPError) -> HTTPResponse {
+    var response = error.response
+    response.headers.set("Connection", "close")
+    return response
+  }
+
+  /// True if `method` is an RFC 9110 token (MHD passes any bytes up to the first space, control
+  /// characters included, and the router would answer them with a 405).
+  static func isToken(_ method: UnsafePointer<CChar>) -> Bool {
+    var pointer = method
+    if pointer.pointee == 0 { return false }
+    while pointer.pointee != 0 {
+      switch UInt8(bitPattern: pointer.pointee) {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
+        break
+      case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+        UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+        break
+      default:
+        return false
+      }
+      pointer += 1
+    }
+    return true
   }
 
   private func readHeaders(_ connection: OpaquePointer) -> HTTPHeaders {

@@ -150,7 +150,7 @@ final class Gate: Sendable {
         }
       })
     let configuration = HTTPServerConfiguration(
-      port: 0, threadPoolSize: 2, idleTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace)
+      port: 0, threadPoolSize: 2, connectionTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace)
     let server = HTTPServer(configuration: configuration, responder: router, logger: .discarding())
     try await server.start()
     return server
