@@ -54,7 +54,7 @@ public enum CartServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "seenVersion",
@@ -139,7 +139,7 @@ public enum CartServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -259,7 +259,7 @@ public enum CartServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "seenVersion",

@@ -56,7 +56,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "ids",
@@ -125,7 +125,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "after",
@@ -200,7 +200,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -251,7 +251,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -402,7 +402,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -509,7 +509,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -608,7 +608,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           }
         ],
         "security": [],
@@ -656,7 +656,7 @@ public enum StockServiceOpenAPI {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
             },
-            "example": "h1"
+            "example": "h3"
           }
         ],
         "requestBody": {
