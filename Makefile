@@ -18,7 +18,7 @@ ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)
 endif
 
 .PHONY: help run down status test build build-tests deps broker services gateway bench \
-	format lint clean-data faults
+	format lint clean-data faults fuzz
 
 help:
 	@echo "make run         install what is missing, build, start RabbitMQ, StockService and the gateway"
@@ -115,6 +115,11 @@ format:
 
 lint:
 	$(SWIFT_FORMAT) lint --strict --recursive $(SOURCES)
+
+# schemathesis against every service's OpenAPI document (deploy/check/schemathesis.sh): the debug
+# build's services on ports, data and a broker vhost of their own. FUZZ_FLAGS=--quick for CI.
+fuzz: build-tests broker
+	@GROCER_BIN_DIR="$(CURDIR)/.build/debug" bash deploy/check/schemathesis.sh $(FUZZ_FLAGS)
 
 # Stop first (make down): a running service keeps its deleted database open.
 clean-data:

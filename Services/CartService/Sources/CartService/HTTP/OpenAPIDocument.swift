@@ -53,7 +53,8 @@ public enum CartServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "seenVersion",
@@ -93,6 +94,16 @@ public enum CartServiceOpenAPI {
                   "type": "string"
                 }
               }
+            },
+            "links": {
+              "PutCartItem": {
+                "operationId": "putCartItem",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$response.body#/lines/0/sku"
+                },
+                "description": "Change the cart's first line."
+              }
             }
           },
           "400": {
@@ -127,7 +138,8 @@ public enum CartServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -137,7 +149,8 @@ public enum CartServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "p00001"
           },
           {
             "name": "seenVersion",
@@ -187,6 +200,21 @@ public enum CartServiceOpenAPI {
                   "type": "string"
                 }
               }
+            },
+            "links": {
+              "GetCart": {
+                "operationId": "getCart",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                },
+                "description": "The cart just changed."
+              },
+              "PutCartPromo": {
+                "operationId": "putCartPromo",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              }
             }
           },
           "400": {
@@ -230,7 +258,8 @@ public enum CartServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "seenVersion",
@@ -280,6 +309,14 @@ public enum CartServiceOpenAPI {
                   "type": "string"
                 }
               }
+            },
+            "links": {
+              "GetCart": {
+                "operationId": "getCart",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              }
             }
           },
           "400": {
@@ -321,7 +358,8 @@ public enum CartServiceOpenAPI {
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
               "type": "string"
-            }
+            },
+            "example": "SPRING"
           }
         ],
         "security": [
@@ -341,6 +379,14 @@ public enum CartServiceOpenAPI {
                   "$ref": "#/components/schemas/Promotion"
                 }
               }
+            },
+            "links": {
+              "DeletePromotion": {
+                "operationId": "deletePromotion",
+                "parameters": {
+                  "code": "$request.path.code"
+                }
+              }
             }
           },
           "400": {
@@ -354,6 +400,9 @@ public enum CartServiceOpenAPI {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "422": {
+            "$ref": "#/components/responses/Unprocessable"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -375,7 +424,8 @@ public enum CartServiceOpenAPI {
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
               "type": "string"
-            }
+            },
+            "example": "SPRING"
           }
         ],
         "requestBody": {
@@ -405,6 +455,20 @@ public enum CartServiceOpenAPI {
                   "$ref": "#/components/schemas/Promotion"
                 }
               }
+            },
+            "links": {
+              "GetPromotion": {
+                "operationId": "getPromotion",
+                "parameters": {
+                  "code": "$request.path.code"
+                }
+              },
+              "DeletePromotion": {
+                "operationId": "deletePromotion",
+                "parameters": {
+                  "code": "$request.path.code"
+                }
+              }
             }
           },
           "201": {
@@ -413,6 +477,20 @@ public enum CartServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/Promotion"
+                }
+              }
+            },
+            "links": {
+              "GetPromotion": {
+                "operationId": "getPromotion",
+                "parameters": {
+                  "code": "$request.path.code"
+                }
+              },
+              "DeletePromotion": {
+                "operationId": "deletePromotion",
+                "parameters": {
+                  "code": "$request.path.code"
                 }
               }
             }
@@ -454,7 +532,8 @@ public enum CartServiceOpenAPI {
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
               "type": "string"
-            }
+            },
+            "example": "SPRING"
           }
         ],
         "security": [
@@ -480,6 +559,9 @@ public enum CartServiceOpenAPI {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "422": {
+            "$ref": "#/components/responses/Unprocessable"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"

@@ -53,7 +53,8 @@ public enum NotifyGatewayOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[0-9a-fA-F]{64}$"
-            }
+            },
+            "example": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
           }
         ],
         "security": [
@@ -68,7 +69,22 @@ public enum NotifyGatewayOpenAPI {
         ],
         "responses": {
           "204": {
-            "description": "Registered."
+            "description": "Registered.",
+            "links": {
+              "DeleteDevice": {
+                "operationId": "deleteDevice",
+                "parameters": {
+                  "token": "$request.path.token"
+                },
+                "description": "Unregister the token just registered."
+              },
+              "SimulatedDevice": {
+                "operationId": "simulatedDevice",
+                "parameters": {
+                  "token": "$request.path.token"
+                }
+              }
+            }
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -96,7 +112,8 @@ public enum NotifyGatewayOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[0-9a-fA-F]{64}$"
-            }
+            },
+            "example": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
           }
         ],
         "security": [
@@ -144,7 +161,8 @@ public enum NotifyGatewayOpenAPI {
             "description": "Device or Live Activity token (hex).",
             "schema": {
               "type": "string"
-            }
+            },
+            "example": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
           }
         ],
         "security": [

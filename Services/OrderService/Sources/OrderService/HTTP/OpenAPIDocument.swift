@@ -96,6 +96,22 @@ public enum OrderServiceOpenAPI {
                   "const": "true"
                 }
               }
+            },
+            "links": {
+              "GetOrder": {
+                "operationId": "getOrder",
+                "parameters": {
+                  "id": "$response.body#/orderId"
+                },
+                "description": "The order just placed."
+              },
+              "FindOrderByKey": {
+                "operationId": "findOrderByKey",
+                "parameters": {
+                  "idempotencyKey": "$request.header.Idempotency-Key"
+                },
+                "description": "The same order by its idempotency key."
+              }
             }
           },
           "202": {
@@ -114,6 +130,22 @@ public enum OrderServiceOpenAPI {
                   "type": "string",
                   "const": "true"
                 }
+              }
+            },
+            "links": {
+              "GetOrder": {
+                "operationId": "getOrder",
+                "parameters": {
+                  "id": "$response.body#/orderId"
+                },
+                "description": "The order just placed."
+              },
+              "FindOrderByKey": {
+                "operationId": "findOrderByKey",
+                "parameters": {
+                  "idempotencyKey": "$request.header.Idempotency-Key"
+                },
+                "description": "The same order by its idempotency key."
               }
             }
           },
@@ -235,6 +267,14 @@ public enum OrderServiceOpenAPI {
                 "description": "`private, no-store`",
                 "schema": {
                   "type": "string"
+                }
+              }
+            },
+            "links": {
+              "GetOrder": {
+                "operationId": "getOrder",
+                "parameters": {
+                  "id": "$response.body#/orderId"
                 }
               }
             }

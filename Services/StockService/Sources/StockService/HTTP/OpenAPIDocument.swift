@@ -55,7 +55,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "ids",
@@ -123,7 +124,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "after",
@@ -157,6 +159,16 @@ public enum StockServiceOpenAPI {
                   "$ref": "#/components/schemas/ProductPage"
                 }
               }
+            },
+            "links": {
+              "GetProduct": {
+                "operationId": "getProduct",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$response.body#/items/0/sku"
+                },
+                "description": "The page's first product."
+              }
             }
           },
           "400": {
@@ -187,7 +199,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -197,7 +210,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "p00001"
           }
         ],
         "security": [],
@@ -236,7 +250,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -246,7 +261,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "p00001"
           }
         ],
         "requestBody": {
@@ -276,6 +292,31 @@ public enum StockServiceOpenAPI {
                   "$ref": "#/components/schemas/StockedProduct"
                 }
               }
+            },
+            "links": {
+              "GetProduct": {
+                "operationId": "getProduct",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
+                },
+                "description": "The product just written."
+              },
+              "PutStock": {
+                "operationId": "putStock",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
+                },
+                "description": "Count the product just written."
+              },
+              "GetStock": {
+                "operationId": "getStock",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "ids": "$request.path.sku"
+                }
+              }
             }
           },
           "201": {
@@ -284,6 +325,31 @@ public enum StockServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/StockedProduct"
+                }
+              }
+            },
+            "links": {
+              "GetProduct": {
+                "operationId": "getProduct",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
+                },
+                "description": "The product just written."
+              },
+              "PutStock": {
+                "operationId": "putStock",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
+                },
+                "description": "Count the product just written."
+              },
+              "GetStock": {
+                "operationId": "getStock",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "ids": "$request.path.sku"
                 }
               }
             }
@@ -335,7 +401,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -345,7 +412,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "p00001"
           }
         ],
         "requestBody": {
@@ -373,6 +441,22 @@ public enum StockServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/StockedProduct"
+                }
+              }
+            },
+            "links": {
+              "AdjustStock": {
+                "operationId": "adjustStock",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
+                }
+              },
+              "GetProduct": {
+                "operationId": "getProduct",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
                 }
               }
             }
@@ -424,7 +508,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           },
           {
             "name": "sku",
@@ -434,7 +519,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "p00001"
           }
         ],
         "requestBody": {
@@ -462,6 +548,15 @@ public enum StockServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/StockedProduct"
+                }
+              }
+            },
+            "links": {
+              "GetProduct": {
+                "operationId": "getProduct",
+                "parameters": {
+                  "hub": "$request.path.hub",
+                  "sku": "$request.path.sku"
                 }
               }
             }
@@ -512,7 +607,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           }
         ],
         "security": [],
@@ -523,6 +619,14 @@ public enum StockServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/HubView"
+                }
+              }
+            },
+            "links": {
+              "ListProducts": {
+                "operationId": "listProducts",
+                "parameters": {
+                  "hub": "$response.body#/hub"
                 }
               }
             }
@@ -551,7 +655,8 @@ public enum StockServiceOpenAPI {
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9._-]{1,64}$"
-            }
+            },
+            "example": "h3"
           }
         ],
         "requestBody": {
@@ -581,6 +686,26 @@ public enum StockServiceOpenAPI {
                   "$ref": "#/components/schemas/HubView"
                 }
               }
+            },
+            "links": {
+              "GetHub": {
+                "operationId": "getHub",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              },
+              "PutProduct": {
+                "operationId": "putProduct",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              },
+              "ListProducts": {
+                "operationId": "listProducts",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              }
             }
           },
           "201": {
@@ -589,6 +714,26 @@ public enum StockServiceOpenAPI {
               "application/json": {
                 "schema": {
                   "$ref": "#/components/schemas/HubView"
+                }
+              }
+            },
+            "links": {
+              "GetHub": {
+                "operationId": "getHub",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              },
+              "PutProduct": {
+                "operationId": "putProduct",
+                "parameters": {
+                  "hub": "$request.path.hub"
+                }
+              },
+              "ListProducts": {
+                "operationId": "listProducts",
+                "parameters": {
+                  "hub": "$request.path.hub"
                 }
               }
             }

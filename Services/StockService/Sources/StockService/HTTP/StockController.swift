@@ -236,8 +236,18 @@ struct StockController: Sendable {
   }
 }
 
-/// One page of products: `{ items, next }`; `next` is the cursor for `after`, null at the end.
+/// One page of products: `{ items, next }`; `next` is the cursor for `after`, null at the end
+/// (written out as `null`: the document makes it required, and a synthesized encoder would leave
+/// it out).
 struct ProductPage: Encodable {
   var items: [StockedProduct]
   var next: SKU?
+
+  private enum CodingKeys: String, CodingKey { case items, next }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(items, forKey: .items)
+    try container.encode(next, forKey: .next)
+  }
 }

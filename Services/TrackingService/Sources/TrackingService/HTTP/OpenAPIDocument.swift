@@ -67,6 +67,21 @@ public enum TrackingServiceOpenAPI {
                   "type": "string"
                 }
               }
+            },
+            "links": {
+              "GetTracking": {
+                "operationId": "getTracking",
+                "parameters": {
+                  "id": "$response.body#/orders/0/orderId"
+                },
+                "description": "The first active order's tracking."
+              },
+              "PutLiveActivityToken": {
+                "operationId": "putLiveActivityToken",
+                "parameters": {
+                  "id": "$response.body#/orders/0/orderId"
+                }
+              }
             }
           },
           "401": {
@@ -122,6 +137,14 @@ public enum TrackingServiceOpenAPI {
                 "description": "`private, no-store`",
                 "schema": {
                   "type": "string"
+                }
+              }
+            },
+            "links": {
+              "PutLiveActivityToken": {
+                "operationId": "putLiveActivityToken",
+                "parameters": {
+                  "id": "$request.path.id"
                 }
               }
             }
