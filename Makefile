@@ -27,6 +27,7 @@ help:
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
 	@echo "make bench       run the benchmarks in Benchmarks/"
 	@echo "make faults      the fault suite's long run (kill -9, broker restarts, disk full; report in var/faults/)"
+	@echo "make fuzz        schemathesis against every service's OpenAPI document (FUZZ_FLAGS=--quick: CI's short run)"
 	@echo "make format      format the Swift sources in place;  make lint  checks them"
 	@echo "make clean-data  delete var/data (all local service data)"
 	@echo "Operators' tool (after make run): $(BIN_DIR)/grocer help  (token, demo load, queues, dead-letters, republish, simulate, load)"
