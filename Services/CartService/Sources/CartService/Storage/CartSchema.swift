@@ -71,6 +71,15 @@ enum CartSchema {
           id INTEGER PRIMARY KEY CHECK (id = 1),
           completed_at REAL NOT NULL
         );
-        """)
+        """),
+    // A count change reads only the lines holding more than the new count (`applyProduct`):
+    // with the quantity in the index that is a range seek, not a walk over every cart line of a
+    // busy product (measured: ~30% of CartService's CPU under the order benchmark went to it).
+    Migration(
+      version: 2, name: "cart lines by product and quantity",
+      sql: """
+        DROP INDEX cart_lines_by_product;
+        CREATE INDEX cart_lines_by_product ON cart_lines(hub, sku, quantity);
+        """),
   ]
 }
