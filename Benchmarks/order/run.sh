@@ -232,6 +232,15 @@ server_quantiles() { # before-file after-file
     }' "$1" "$2"
 }
 
+# --- Quiet before timing: the preparation's cart.changed events (one per PUT) are still
+# leaving CartService's outbox for a few seconds; measured orders should not compete with them.
+quiet_deadline=$((SECONDS + 60))
+while ((SECONDS < quiet_deadline)) &&
+  [[ "$(metric_sum "$CART_PORT" outbox_backlog)$(metric_sum "$STOCK_PORT" outbox_backlog)" != 00 ]]; do
+  sleep 0.5
+done
+sleep 2
+
 # --- (1) Fixed rate, open loop.
 log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
 order_buckets >"$WORK/buckets-before.txt"
