@@ -5,98 +5,6 @@ import GrocerHTTP
 import Synchronization
 import Testing
 
-/// A blocking HTTP/1.1 client on a raw POSIX socket, so tests control every byte.
-final class RawConnection: @unchecked Sendable {
-  struct Response {
-    var status: Int
-    var headers: [String: String]
-    var body: String
-  }
-
-  private let fd: Int32
-  private var buffer: [UInt8] = []
-
-  init(port: Int, timeoutSeconds: Int = 5) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    if result != 0 { throw POSIXError(.ECONNREFUSED) }
-  }
-
-  deinit { close(fd) }
-
-  /// Writes everything it can; false once the peer has closed.
-  @discardableResult
-  func write(_ bytes: [UInt8]) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-      let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if sent <= 0 { return false }
-      offset += sent
-    }
-    return true
-  }
-
-  @discardableResult
-  func write(_ text: String) -> Bool { write(Array(text.utf8)) }
-
-  private func fill() -> Bool {
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    if count <= 0 { return false }
-    buffer.append(contentsOf: chunk[0..<count])
-    return true
-  }
-
-  /// Reads one response (Content-Length bodies only); nil if the connection closed or timed out.
-  func readResponse() -> Response? {
-    let separator: [UInt8] = Array("\r\n\r\n".utf8)
-    var headerEnd: Int?
-    while headerEnd == nil {
-      if let range = buffer.firstRange(of: separator) {
-        headerEnd = range.upperBound
-      } else if !fill() {
-        return nil
-      }
-    }
-    let head = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
-    var lines = head.components(separatedBy: "\r\n")
-    let statusLine = lines.removeFirst().split(separator: " ")
-    guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
-    var headers: [String: String] = [:]
-    for line in lines where !line.isEmpty {
-      let parts = line.split(separator: ":", maxSplits: 1)
-      headers[parts[0].lowercased()] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
-    }
-    let length = Int(headers["content-length"] ?? "0") ?? 0
-    while buffer.count < headerEnd! + length {
-      if !fill() { return nil }
-    }
-    let body = String(decoding: buffer[headerEnd!..<(headerEnd! + length)], as: UTF8.self)
-    buffer.removeFirst(headerEnd! + length)
-    return Response(status: status, headers: headers, body: body)
-  }
-
-  /// True if the peer closes the connection (EOF or reset) before the receive timeout.
-  func waitForClose() -> Bool {
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if count == 0 { return true }
-      if count < 0 { return errno == ECONNRESET }
-    }
-  }
-}
-
 /// Runs blocking socket work off Swift's cooperative pool, which the server's async handlers need.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
   try await withCheckedThrowingContinuation { continuation in
@@ -107,10 +15,10 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 
 /// What a fresh connection gets for `GET /sync`: proof the server is still up after abuse.
-func stillAnswers(_ port: Int) throws -> RawConnection.Response? {
-  let next = try RawConnection(port: port)
+func stillAnswers(_ port: Int) throws -> RawSocket.Response? {
+  let next = try RawSocket(port: port)
   next.write(get("/sync"))
-  return next.readResponse()
+  return next.response()
 }
 
 /// Opens once an async handler has started, so a test can act while it is in flight.
@@ -161,11 +69,11 @@ final class Gate: Sendable {
     let port = server.port
     #expect(port > 0)
     let (first, second) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       connection.write(get("/sync"))
-      let first = connection.readResponse()
+      let first = connection.response()
       connection.write(get("/async"))
-      return (first, connection.readResponse())
+      return (first, connection.response())
     }
     #expect(first?.status == 200)
     #expect(first?.body == "sync")
@@ -180,13 +88,13 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let (first, second, third) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       connection.write(get("/callback"))
-      let first = connection.readResponse()
+      let first = connection.response()
       connection.write(get("/callback?fail=1"))
-      let second = connection.readResponse()
+      let second = connection.response()
       connection.write(get("/sync"))
-      return (first, second, connection.readResponse())
+      return (first, second, connection.response())
     }
     #expect(first?.status == 200)
     #expect(first?.body == "callback")
@@ -202,10 +110,10 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let response = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       let body = String(repeating: "x", count: 60_000)
       connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-      return connection.readResponse()
+      return connection.response()
     }
     #expect(response?.body == "60000")
     await server.shutdown()
@@ -215,10 +123,10 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let (refused, after) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n")
       connection.write([UInt8](repeating: 0x41, count: 100_000))
-      let refused = connection.readResponse()
+      let refused = connection.response()
       return (refused, try stillAnswers(port))
     }
     #expect(refused?.status == 413)
@@ -231,12 +139,12 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let (refused, after) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
       let chunk = "8000\r\n" + String(repeating: "y", count: 0x8000) + "\r\n"
       for _ in 0..<2 { connection.write(chunk) }
       connection.write("10\r\n" + String(repeating: "z", count: 16) + "\r\n0\r\n\r\n")
-      let refused = connection.readResponse()
+      let refused = connection.response()
       return (refused, try stillAnswers(port))
     }
     #expect(refused?.status == 413)
@@ -248,7 +156,7 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let (wrote, after) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       connection.write("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
       let chunk = "8000\r\n" + String(repeating: "y", count: 0x8000) + "\r\n"
       var wrote = 0
@@ -264,10 +172,10 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let (refused, after) = try await blocking {
-      let connection = try RawConnection(port: port)
+      let connection = try RawSocket(port: port)
       let big = String(repeating: "h", count: 100_000)
       connection.write("GET /sync HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
-      let refused = connection.readResponse()
+      let refused = connection.response()
       return (refused, try stillAnswers(port))
     }
     #expect((refused?.status ?? 431) >= 400)
@@ -280,7 +188,7 @@ final class Gate: Sendable {
     let port = server.port
     let started = ContinuousClock.now
     let closed = try await blocking {
-      let connection = try RawConnection(port: port, timeoutSeconds: 5)
+      let connection = try RawSocket(port: port)
       connection.write("GET /sync HTTP/1.1\r\nHost: x\r\n")
       return connection.waitForClose()
     }
@@ -293,10 +201,10 @@ final class Gate: Sendable {
     let gate = Gate()
     let server = try await Self.server(gate: gate, asyncDelay: .milliseconds(300))
     let port = server.port
-    let connection = try RawConnection(port: port)
+    let connection = try RawSocket(port: port)
     let pending = Task {
       try await blocking {
-        connection.write(get("/async")); return connection.readResponse()
+        connection.write(get("/async")); return connection.response()
       }
     }
     await gate.wait()
@@ -310,10 +218,10 @@ final class Gate: Sendable {
     let gate = Gate()
     let server = try await Self.server(grace: .milliseconds(100), gate: gate, asyncDelay: .seconds(2))
     let port = server.port
-    let connection = try RawConnection(port: port)
+    let connection = try RawSocket(port: port)
     let pending = Task {
       try await blocking {
-        connection.write(get("/async")); return connection.readResponse()
+        connection.write(get("/async")); return connection.response()
       }
     }
     await gate.wait()
@@ -333,10 +241,10 @@ final class Gate: Sendable {
         // One thread per client, so all 64 connections are really open at once.
         Thread {
           defer { group.leave() }
-          guard let connection = try? RawConnection(port: port) else { return }
+          guard let connection = try? RawSocket(port: port) else { return }
           for _ in 0..<10 {
             connection.write(get(index % 2 == 0 ? "/sync" : "/async"))
-            if connection.readResponse()?.status == 200 { count.add(1, ordering: .relaxed) }
+            if connection.response()?.status == 200 { count.add(1, ordering: .relaxed) }
           }
         }.start()
       }

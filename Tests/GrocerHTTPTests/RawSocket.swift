@@ -172,6 +172,27 @@ final class RawSocket: @unchecked Sendable {
   }
 }
 
+extension RawSocket {
+  /// A complete response, for tests that expect one.
+  struct Response {
+    var status: Int
+    var headers: [String: String]
+    var body: String
+  }
+
+  /// The next response; nil if the server closed or stayed silent instead.
+  func response() -> Response? {
+    guard case .response(let status, let headers, let body) = readResponse() else { return nil }
+    return Response(status: status, headers: headers, body: body)
+  }
+
+  @discardableResult
+  func write(_ bytes: [UInt8]) -> Bool { send(bytes) }
+
+  @discardableResult
+  func write(_ text: String) -> Bool { send(text) }
+}
+
 extension Duration {
   /// Whole milliseconds, for POSIX calls.
   var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
