@@ -53,9 +53,25 @@ public enum TestBroker {
 
   /// Sets the dead-letter policy (`deploy/local/rabbitmq.sh policy`) on `vhost`.
   public static func setPolicy(vhost: String) async throws {
+    try await script(["policy", vhost])
+  }
+
+  /// Stops the whole node (`deploy/local/rabbitmq.sh stop`): for the fault suite, which must
+  /// start it again (`startNode`).
+  public static func stopNode() async throws {
+    try await script(["stop"])
+  }
+
+  /// Starts the node (`deploy/local/rabbitmq.sh start`), returning once it answers.
+  public static func startNode() async throws {
+    try await script(["start"])
+  }
+
+  /// Runs the script on a thread of its own; throws its output if it fails.
+  private static func script(_ arguments: [String]) async throws {
     let (status, output) = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<(Int32, String), any Error>) in
-      Thread { continuation.resume(with: Result { try run(["policy", vhost]) }) }.start()
+      Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
     }
     guard status == 0 else { throw BrokerUnavailable(output: output) }
   }

@@ -75,10 +75,15 @@ final class FaultInjector: Sendable {
       case "broker restart":
         brokerStopped.store(true, ordering: .sequentiallyConsistent)
         do {
-          try await TestBroker.ctl(["stop_app"])
+          if plan.restartsWholeNode {
+            try await TestBroker.stopNode()
+            note = "whole node"
+          } else {
+            try await TestBroker.ctl(["stop_app"])
+          }
           try await Task.sleep(for: .seconds(3))
         } catch {
-          note = "stop_app: \(error)"
+          note = "stopping: \(error)"
         }
         try await startBroker()
       case "disk full":
@@ -103,13 +108,18 @@ final class FaultInjector: Sendable {
     }
   }
 
-  /// `start_app`, retried: the node is shared, it must come back whatever happened.
+  /// `start_app` (or the whole node), retried: the node is shared, it must come back whatever
+  /// happened.
   func startBroker() async throws {
     guard brokerStopped.load(ordering: .sequentiallyConsistent) else { return }
     var lastError: (any Error)?
     for _ in 0..<10 {
       do {
-        try await TestBroker.ctl(["start_app"])
+        if plan.restartsWholeNode {
+          try await TestBroker.startNode()
+        } else {
+          try await TestBroker.ctl(["start_app"])
+        }
         try await TestBroker.ctl(["await_startup"])
         brokerStopped.store(false, ordering: .sequentiallyConsistent)
         return

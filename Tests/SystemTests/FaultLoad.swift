@@ -15,8 +15,12 @@ struct FaultPlan: Sendable, Codable {
   var seconds: Double
   /// How many times each of the five services is killed with SIGKILL (`GROCER_FAULTS_KILLS`).
   var killsPerService: Int
-  /// RabbitMQ `stop_app` / `start_app` cycles (`GROCER_FAULTS_BROKER_RESTARTS`).
+  /// RabbitMQ restarts (`GROCER_FAULTS_BROKER_RESTARTS`): `stop_app` / `start_app` (the
+  /// application inside the running node), or with `GROCER_FAULTS_BROKER_RESTART=node` the whole
+  /// node stopped and started again (`deploy/local/rabbitmq.sh stop` / `start`: every process of
+  /// the broker gone, queues recovered from disk).
   var brokerRestarts: Int
+  var restartsWholeNode: Bool
   /// Disk-full episodes (`GROCER_FAULTS_DISK_FULL`) of `diskFullSeconds` each
   /// (`GROCER_FAULTS_DISK_FULL_SECONDS`) on `diskFullService`'s tmpfs (`GROCER_FAULTS_DISK_SERVICE`).
   var diskFullEpisodes: Int
@@ -35,6 +39,7 @@ struct FaultPlan: Sendable, Codable {
     seconds = max(5, number("GROCER_FAULTS_SECONDS", 25))
     killsPerService = max(0, Int(number("GROCER_FAULTS_KILLS", 1)))
     brokerRestarts = max(0, Int(number("GROCER_FAULTS_BROKER_RESTARTS", 1)))
+    restartsWholeNode = environment["GROCER_FAULTS_BROKER_RESTART"] == "node"
     diskFullEpisodes = max(0, Int(number("GROCER_FAULTS_DISK_FULL", 1)))
     diskFullSeconds = max(1, number("GROCER_FAULTS_DISK_FULL_SECONDS", 5))
     diskFullService = environment["GROCER_FAULTS_DISK_SERVICE"] ?? "order-service"
