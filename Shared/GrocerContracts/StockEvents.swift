@@ -115,10 +115,4 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
     self.userId = userId
   }
 
-  /// The outcome in `envelope`, or nil if the envelope is not an order outcome.
-  /// Throws if it is one but its payload lacks `orderId` (a poison message).
-  public static func decode(_ envelope: EventEnvelope) throws -> (kind: Kind, outcome: OrderOutcome)? {
-    guard let kind = Kind(rawValue: envelope.type) else { return nil }
-    return (kind, try envelope.payload(as: OrderOutcome.self))
-  }
 }
