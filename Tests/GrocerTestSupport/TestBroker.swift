@@ -91,34 +91,15 @@ public enum TestBroker {
     return closed
   }
 
-  /// Runs the script with `posix_spawn` and `waitpid`, its output in a temporary file.
-  ///
-  /// Not `Foundation.Process`: when the script starts the broker, whose node detaches, Process
-  /// sometimes never noticed the script's exit (left a zombie) and `waitUntilExit` hung.
+  /// Runs the script to its end (`Subprocess`: its output in a temporary file, no
+  /// `Foundation.Process`, which sometimes missed the exit of the script that starts the broker).
   private static func run(_ arguments: [String]) throws -> (Int32, String) {
-    let output = FileManager.default.temporaryDirectory
-      .appendingPathComponent("grocer-broker-\(UUID().uuidString).log").path
-    defer { try? FileManager.default.removeItem(atPath: output) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let argv = ["/bin/bash", script] + arguments
-    var cArguments = argv.map { strdup($0) } + [nil]
-    defer { for pointer in cArguments { free(pointer) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, &cArguments, environ)
-    guard spawned == 0 else { throw BrokerUnavailable(output: "posix_spawn failed: \(spawned)") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 {
-      guard errno == EINTR else { throw BrokerUnavailable(output: "waitpid failed: errno \(errno)") }
+    do {
+      let outcome = try Subprocess.runBlocking(["/bin/bash", script] + arguments)
+      return (outcome.status, outcome.output)
+    } catch {
+      throw BrokerUnavailable(output: "\(error)")
     }
-    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-    // WIFEXITED / WEXITSTATUS by hand (they are macros).
-    let exitCode: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return (exitCode, text)
   }
 }
 

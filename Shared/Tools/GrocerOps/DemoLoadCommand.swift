@@ -71,7 +71,7 @@ public struct DemoLoadCommand: Sendable, Hashable {
     }
     var cartEnvironment = ProcessInfo.processInfo.environment
     cartEnvironment["GROCER_DATA_DIR"] = cartFolder
-    let outcome = try await ProcessRunner.run([cartService, "load-demo"], environment: cartEnvironment)
+    let outcome = try await Subprocess.run([cartService, "load-demo"], environment: cartEnvironment)
     guard outcome.status == 0 else {
       throw CommandFailure("cart-service load-demo failed (exit \(outcome.status)): \(outcome.output)")
     }

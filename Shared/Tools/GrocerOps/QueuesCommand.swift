@@ -67,7 +67,7 @@ public struct QueuesCommand: Sendable, Hashable {
   /// The broker's queues (whose name contains `filter`), sorted by name.
   public static func list(_ environment: OpsEnvironment, filter: String? = nil) async throws -> [QueueInfo] {
     let script = environment.rabbitMQScript
-    let outcome = try await ProcessRunner.run(
+    let outcome = try await Subprocess.run(
       [
         "/bin/bash", script, "ctl", "list_queues", "-p", environment.virtualHost, "name", "messages_ready",
         "messages_unacknowledged", "consumers", "--formatter", "json",
