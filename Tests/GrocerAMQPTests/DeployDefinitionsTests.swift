@@ -216,6 +216,132 @@ import Testing
     }
   }
 
+  /// A broker set up by a build before the dead-letter policy: the service queues carry
+  /// `x-dead-letter-*` arguments and each has a policy of its own. `rabbitmq.sh migrate` clears
+  /// those policies and names each old-style queue with what to do, deleting none (a message in
+  /// one stays); once the operator has deleted them, the new definitions import and the
+  /// services' declarations are taken.
+  @Test func migrateUpgradesWhatABuildBeforeThePolicyDeclared() async throws {
+    let vhost = "grocer-migrate-test-\(UUID().uuidString.prefix(8).lowercased())"
+    let directory = FileManager.default.temporaryDirectory
+    let old = directory.appendingPathComponent("\(vhost)-old.json")
+    let new = directory.appendingPathComponent("\(vhost)-new.json")
+    try await withCleanup({
+      _ = try? await TestBroker.ctl(["delete_vhost", vhost])
+      try? FileManager.default.removeItem(at: old)
+      try? FileManager.default.removeItem(at: new)
+    }) {
+      try await TestBroker.ctl(["add_vhost", vhost])
+      try await TestBroker.ctl(["set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"])
+      try Self.oldStyleDefinitions(vhost: vhost).write(to: old)
+      try await TestBroker.ctl(["import_definitions", old.path])
+      let listQueues = ["list_queues", "-p", vhost, "name", "messages", "arguments", "policy"]
+      let imported = try await eventually(timeout: .seconds(30)) {
+        try await Self.rows(listQueues).count == 4
+      }
+      try #require(imported, "the old-style definitions did not import")
+
+      // One message waits in the old cart-service queue.
+      var configuration = TestBroker.configuration("grocer-deploy-migrate-test")
+      configuration.url = AMQPConfiguration.defaultURL + vhost
+      let publisher = AMQPPublisher(
+        configuration: configuration, logger: Logger.discarding(), metrics: MetricsRegistry())
+      try await publisher.start()
+      try await publisher.publish([message("stock.changed", 1)])
+      await publisher.shutdown()
+
+      let said = try await TestBroker.migrate(vhost: vhost)
+      #expect(said.contains("cleared the policy grocer-dead-letter-stock-service"), "\(said)")
+      #expect(said.contains("cleared the policy grocer-dead-letter-cart-service"), "\(said)")
+      for name in ["stock-service", "cart-service"] {
+        #expect(said.contains("warning: \(name) (vhost \(vhost)"), "\(said)")
+        #expect(said.contains("delete_queue -p \(vhost) \(name)"), "\(said)")
+      }
+      #expect(!said.contains("warning: stock-service.parking"), "\(said)")
+      #expect(Set(try await Self.rows(listQueues).map { $0[0] }).count == 4, "no queue was deleted")
+      let kept = try await AMQPAdmin.messageCount(configuration: configuration, queue: "cart-service")
+      #expect(kept == 1)
+      let policiesLeft = try await Self.rows(["list_policies", "-p", vhost])
+      #expect(policiesLeft.isEmpty, "\(policiesLeft)")
+      // Migrating again clears nothing more.
+      let again = try await TestBroker.migrate(vhost: vhost)
+      #expect(!again.contains("cleared"), "\(again)")
+
+      // The operator drains and deletes the old queues as told; then the new topology goes in.
+      for name in ["stock-service", "cart-service"] {
+        try await TestBroker.ctl(["delete_queue", "-p", vhost, name])
+      }
+      try Self.rewrittenDefinitions(vhost: vhost).write(to: new)
+      try await TestBroker.ctl(["import_definitions", new.path])
+      let upgraded = try await eventually(timeout: .seconds(30)) {
+        let rows = try await Self.rows(listQueues).filter { !$0[0].hasSuffix(".parking") }
+        return rows.count == Self.serviceQueues.count
+          && rows.allSatisfy {
+            $0[2] == "[{\"x-queue-type\",\"quorum\"}]" && $0[3] == EventTopology.deadLetterPolicy
+          }
+      }
+      let upgradedQueues = try await Self.rows(listQueues)
+      #expect(upgraded, "\(upgradedQueues)")
+      for (name, keys) in Self.serviceQueues.sorted(by: { $0.key < $1.key }) {
+        let consumer = AMQPConsumer(
+          configuration: configuration, queue: QueueSpec(name: name, bindingKeys: Array(keys)),
+          logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
+        try await consumer.start()
+        let connected = await consumer.waitUntilConnected(timeout: .seconds(10))
+        await consumer.shutdown()
+        #expect(connected, "declaring \(name) after the migration was refused")
+      }
+    }
+  }
+
+  /// What a build before the dead-letter policy left in a broker: per-queue dead-letter
+  /// arguments and policies, the topic exchange `grocer.dead-letter`.
+  static func oldStyleDefinitions(vhost: String) throws -> Data {
+    func queue(_ name: String) -> [String: Any] {
+      [
+        "name": name, "vhost": vhost, "durable": true, "auto_delete": false,
+        "arguments": [
+          "x-queue-type": "quorum", "x-dead-letter-exchange": "grocer.dead-letter",
+          "x-dead-letter-routing-key": name, "x-delivery-limit": 5,
+        ],
+      ]
+    }
+    func parking(_ name: String) -> [String: Any] {
+      ["name": "\(name).parking", "vhost": vhost, "durable": true, "auto_delete": false, "arguments": [:]]
+    }
+    func exchange(_ name: String) -> [String: Any] {
+      [
+        "name": name, "vhost": vhost, "type": "topic", "durable": true, "auto_delete": false,
+        "internal": false, "arguments": [:],
+      ]
+    }
+    func policy(_ name: String) -> [String: Any] {
+      [
+        "vhost": vhost, "name": "grocer-dead-letter-\(name)", "pattern": "^\(name)$", "apply-to": "queues",
+        "priority": 10,
+        "definition": [
+          "dead-letter-exchange": "grocer.dead-letter", "dead-letter-routing-key": name, "delivery-limit": 5,
+        ],
+      ]
+    }
+    let definitions: [String: Any] = [
+      "vhosts": [["name": vhost]],
+      "exchanges": [exchange("grocer.events"), exchange("grocer.dead-letter")],
+      "queues": [
+        queue("stock-service"), parking("stock-service"), queue("cart-service"), parking("cart-service"),
+      ],
+      "bindings": [
+        [
+          "source": "grocer.events", "vhost": vhost, "destination": "cart-service",
+          "destination_type": "queue",
+          "routing_key": "stock.changed", "arguments": [:],
+        ]
+      ],
+      "policies": [policy("stock-service"), policy("cart-service")],
+    ]
+    return try JSONSerialization.data(withJSONObject: definitions, options: [.sortedKeys])
+  }
+
   @Test func theDeployFilesPassTheirValidationScript() async throws {
     let script = TestBroker.repositoryRoot.appendingPathComponent("deploy/check/validate.py").path
     let (status, output) = try await Self.runOnOwnThread(["/usr/bin/env", "python3", script])

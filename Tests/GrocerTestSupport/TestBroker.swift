@@ -67,13 +67,22 @@ public enum TestBroker {
     try await script(["start"])
   }
 
-  /// Runs the script on a thread of its own; throws its output if it fails.
-  private static func script(_ arguments: [String]) async throws {
+  /// Upgrades what builds before the dead-letter policy declared in `vhost`
+  /// (`deploy/local/rabbitmq.sh migrate`); returns what the script said.
+  @discardableResult
+  public static func migrate(vhost: String) async throws -> String {
+    try await script(["migrate", vhost])
+  }
+
+  /// Runs the script on a thread of its own; returns its output, throws it if the script fails.
+  @discardableResult
+  private static func script(_ arguments: [String]) async throws -> String {
     let (status, output) = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<(Int32, String), any Error>) in
       Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
     }
     guard status == 0 else { throw BrokerUnavailable(output: output) }
+    return output
   }
 
   /// Force-closes every broker connection whose client-provided name is `name`; returns how many.

@@ -8,7 +8,11 @@
 #   deploy/local/rabbitmq.sh policy [VHOST]
 #                                      set the dead-letter policy on VHOST (default /); `start` does it for /
 #   deploy/local/rabbitmq.sh definitions
-#                                      import deploy/rabbitmq/definitions.json (topology and policy)
+#                                      import deploy/rabbitmq/definitions.json (topology and policy),
+#                                      after `migrate /`
+#   deploy/local/rabbitmq.sh migrate [VHOST]
+#                                      clear older builds' per-queue dead-letter policies and name
+#                                      their old-style queues (deletes nothing)
 #
 # Environment:
 #   GROCER_AMQP_PORT             AMQP port (default 5672)
@@ -122,8 +126,7 @@ start() {
     log "node process $(live_pid) is running; waiting for it"
   fi
   # `wait` needs the pid file, which the detached server writes shortly after starting.
-  local i
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     [[ -s "$RABBITMQ_PID_FILE" ]] && break
     sleep 0.1
   done
@@ -131,7 +134,7 @@ start() {
     log "the node did not start; see $RABBITMQ_LOG_BASE"
     return 1
   fi
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     if port_answers; then
       set_policy / || return 1
       log "ready"
@@ -156,6 +159,34 @@ import_definitions() {
   else
     log "warning: could not import deploy/rabbitmq/definitions.json"
   fi
+}
+
+# Builds before the dead-letter policy declared the service queues with x-dead-letter-* and
+# x-delivery-limit arguments and set one policy per queue (grocer-dead-letter-<queue>). The
+# services' declarations no longer match such a queue (RabbitMQ refuses them as inequivalent),
+# and the old policies would outrank the new one. So the old policies go, and each old-style
+# queue is named with what to do. Such a queue is not deleted here: quorum queues cannot be
+# deleted "if empty" (RabbitMQ 3.10 answers not_implemented) and list_queues' counts of quorum
+# queues lag by seconds, so no script can be sure it holds nothing. Idempotent.
+migrate() {
+  local vhost="${1:-/}" name messages arguments policy listing policies
+  policies="$("$BIN/rabbitmqctl" list_policies -p "$vhost" --quiet --no-table-headers 2>/dev/null)" || {
+    log "warning: could not list the policies of vhost $vhost"
+    return 0
+  }
+  while IFS=$'\t' read -r _ policy _; do
+    [[ "$policy" == grocer-dead-letter-* ]] || continue
+    "$BIN/rabbitmqctl" clear_policy -p "$vhost" "$policy" </dev/null >/dev/null &&
+      log "cleared the policy $policy (the policy grocer-dead-letter covers every queue now)"
+  done <<<"$policies"
+  listing="$("$BIN/rabbitmqctl" list_queues -p "$vhost" name messages arguments --quiet --no-table-headers 2>/dev/null)" || {
+    log "warning: could not list the queues of vhost $vhost"
+    return 0
+  }
+  while IFS=$'\t' read -r name messages arguments; do
+    [[ -n "$name" && "$name" != *.parking && "$arguments" == *x-dead-letter-exchange* ]] || continue
+    log "warning: $name (vhost $vhost, about $messages messages) was declared with dead-letter arguments by an older build, which the services now refuse: once it is drained (by the older build), \`deploy/local/rabbitmq.sh ctl delete_queue -p $vhost $name\`, then start the services again"
+  done <<<"$listing"
 }
 
 stop() {
@@ -192,8 +223,9 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  definitions) ensure_cookie; import_definitions ;;
+  definitions) ensure_cookie; migrate /; import_definitions ;;
+  migrate) ensure_cookie; migrate "${2:-/}" ;;
   policy) ensure_cookie; set_policy "${2:-/}" ;;
   ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
-  *) echo "usage: $0 start|stop|status|definitions|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|definitions|migrate [VHOST]|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
 esac
