@@ -154,15 +154,7 @@ import Testing
       // The services' own declarations (the same QueueSpec they use) are accepted as they are…
       var configuration = TestBroker.configuration("grocer-deploy-definitions-test")
       configuration.url = AMQPConfiguration.defaultURL + vhost
-      for (name, keys) in Self.serviceQueues.sorted(by: { $0.key < $1.key }) {
-        let consumer = AMQPConsumer(
-          configuration: configuration, queue: QueueSpec(name: name, bindingKeys: Array(keys)),
-          logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
-        try await consumer.start()
-        let connected = await consumer.waitUntilConnected(timeout: .seconds(10))
-        await consumer.shutdown()
-        #expect(connected, "declaring \(name) as the service does was refused")
-      }
+      try await Self.expectServicesDeclareTheirQueues(configuration, "as the definitions have them")
       // The policy parks poison messages, each in its own queue's parking queue:
       // `order.confirmed` reaches stock, tracking, notify and cart; stock's consumer fails it
       // until the delivery limit, tracking's rejects it at once, the other two have no consumer.
@@ -282,15 +274,7 @@ import Testing
       }
       let upgradedQueues = try await Self.rows(listQueues)
       #expect(upgraded, "\(upgradedQueues)")
-      for (name, keys) in Self.serviceQueues.sorted(by: { $0.key < $1.key }) {
-        let consumer = AMQPConsumer(
-          configuration: configuration, queue: QueueSpec(name: name, bindingKeys: Array(keys)),
-          logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
-        try await consumer.start()
-        let connected = await consumer.waitUntilConnected(timeout: .seconds(10))
-        await consumer.shutdown()
-        #expect(connected, "declaring \(name) after the migration was refused")
-      }
+      try await Self.expectServicesDeclareTheirQueues(configuration, "after the migration")
     }
   }
 
@@ -347,6 +331,21 @@ import Testing
     let (status, output) = try await Self.runOnOwnThread(["/usr/bin/env", "python3", script])
     #expect(status == 0, "validate.py failed:\n\(output)")
     #expect(output.contains("all checks passed"), "\(output)")
+  }
+
+  /// Each service's queue declared as the service declares it (the same QueueSpec) is accepted.
+  static func expectServicesDeclareTheirQueues(_ configuration: AMQPConfiguration, _ when: String)
+    async throws
+  {
+    for (name, keys) in serviceQueues.sorted(by: { $0.key < $1.key }) {
+      let consumer = AMQPConsumer(
+        configuration: configuration, queue: QueueSpec(name: name, bindingKeys: Array(keys)),
+        logger: Logger.discarding(), metrics: MetricsRegistry(), handler: { _ in .retry })
+      try await consumer.start()
+      let connected = await consumer.waitUntilConnected(timeout: .seconds(10))
+      await consumer.shutdown()
+      #expect(connected, "declaring \(name) as the service does was refused \(when)")
+    }
   }
 
   /// The definitions with every `vhost` field (and the vhost list) moved to `vhost`.
