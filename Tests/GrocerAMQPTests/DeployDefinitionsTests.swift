@@ -116,9 +116,9 @@ import Testing
       let expectedQueues = Set(Self.serviceQueues.keys.flatMap { [$0, "\($0).parking"] })
       let listQueues = ["list_queues", "-p", vhost, "name", "type", "durable", "arguments", "policy"]
       _ = try await eventually(timeout: .seconds(30)) {
-        Set(try await Self.rows(listQueues).map { $0[0] }) == expectedQueues
+        Set(try await TestBroker.table(listQueues).map { $0[0] }) == expectedQueues
       }
-      let queueLines = try await Self.rows(listQueues)
+      let queueLines = try await TestBroker.table(listQueues)
       #expect(Set(queueLines.map { $0[0] }) == expectedQueues)
       for line in queueLines where line.count == 5 {
         let (name, type, durable, arguments, policy) = (line[0], line[1], line[2], line[3], line[4])
@@ -133,11 +133,11 @@ import Testing
         }
       }
 
-      let exchanges = try await Self.rows(["list_exchanges", "-p", vhost, "name", "type", "durable"])
+      let exchanges = try await TestBroker.table(["list_exchanges", "-p", vhost, "name", "type", "durable"])
       #expect(exchanges.contains([EventTopology.exchange, "topic", "true"]), "\(exchanges)")
       #expect(exchanges.contains([EventTopology.deadLetterExchange, "headers", "true"]), "\(exchanges)")
 
-      let bindingRows = try await Self.rows(
+      let bindingRows = try await TestBroker.table(
         ["list_bindings", "-p", vhost, "source_name", "destination_name", "routing_key"])
       let bindings = Set(bindingRows.filter { !$0[0].isEmpty }.map { $0.joined(separator: "|") })
       var expectedBindings = Set<String>()
@@ -148,7 +148,7 @@ import Testing
       #expect(bindings == expectedBindings)
 
       // list_policies has fixed columns: vhost, name, pattern, apply-to, definition, priority.
-      let policyRows = try await Self.rows(["list_policies", "-p", vhost])
+      let policyRows = try await TestBroker.table(["list_policies", "-p", vhost])
       #expect(policyRows.map { $0[1] } == [EventTopology.deadLetterPolicy])
 
       // The services' own declarations (the same QueueSpec they use) are accepted as they are…
@@ -186,11 +186,11 @@ import Testing
         ["cart-service", "1"], ["cart-service.parking", "0"],
       ]
       let parked = try await eventually(timeout: .seconds(30)) {
-        Set(try await Self.rows(depths)) == expectedDepths
+        Set(try await TestBroker.table(depths)) == expectedDepths
       }
       for role in [retrying, rejecting] { await role.shutdown() }
       await publisher.shutdown()
-      let finalDepths = try await Self.rows(depths)
+      let finalDepths = try await TestBroker.table(depths)
       #expect(parked, "\(finalDepths)")
       #expect(stockAttempts.all == Array(0...EventTopology.deliveryLimit))
 
@@ -229,7 +229,7 @@ import Testing
       try await TestBroker.ctl(["import_definitions", old.path])
       let listQueues = ["list_queues", "-p", vhost, "name", "messages", "arguments", "policy"]
       let imported = try await eventually(timeout: .seconds(30)) {
-        try await Self.rows(listQueues).count == 4
+        try await TestBroker.table(listQueues).count == 4
       }
       try #require(imported, "the old-style definitions did not import")
 
@@ -250,10 +250,10 @@ import Testing
         #expect(said.contains("delete_queue -p \(vhost) \(name)"), "\(said)")
       }
       #expect(!said.contains("warning: stock-service.parking"), "\(said)")
-      #expect(Set(try await Self.rows(listQueues).map { $0[0] }).count == 4, "no queue was deleted")
+      #expect(Set(try await TestBroker.table(listQueues).map { $0[0] }).count == 4, "no queue was deleted")
       let kept = try await AMQPAdmin.messageCount(configuration: configuration, queue: "cart-service")
       #expect(kept == 1)
-      let policiesLeft = try await Self.rows(["list_policies", "-p", vhost])
+      let policiesLeft = try await TestBroker.table(["list_policies", "-p", vhost])
       #expect(policiesLeft.isEmpty, "\(policiesLeft)")
       // Migrating again clears nothing more.
       let again = try await TestBroker.migrate(vhost: vhost)
@@ -266,13 +266,13 @@ import Testing
       try Self.rewrittenDefinitions(vhost: vhost).write(to: new)
       try await TestBroker.ctl(["import_definitions", new.path])
       let upgraded = try await eventually(timeout: .seconds(30)) {
-        let rows = try await Self.rows(listQueues).filter { !$0[0].hasSuffix(".parking") }
+        let rows = try await TestBroker.table(listQueues).filter { !$0[0].hasSuffix(".parking") }
         return rows.count == Self.serviceQueues.count
           && rows.allSatisfy {
             $0[2] == "[{\"x-queue-type\",\"quorum\"}]" && $0[3] == EventTopology.deadLetterPolicy
           }
       }
-      let upgradedQueues = try await Self.rows(listQueues)
+      let upgradedQueues = try await TestBroker.table(listQueues)
       #expect(upgraded, "\(upgradedQueues)")
       try await Self.expectServicesDeclareTheirQueues(configuration, "after the migration")
     }
@@ -360,14 +360,6 @@ import Testing
       }
     }
     return try JSONSerialization.data(withJSONObject: definitions, options: [.sortedKeys])
-  }
-
-  /// A `rabbitmqctl list_…` table as rows of tab-separated columns.
-  static func rows(_ arguments: [String]) async throws -> [[String]] {
-    let output = try await TestBroker.ctl(arguments + ["--quiet", "--no-table-headers"])
-    return output.split(separator: "\n").map {
-      $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-    }
   }
 
   /// Runs a command to its end on a thread of its own (not the cooperative pool).

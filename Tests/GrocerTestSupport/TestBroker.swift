@@ -85,6 +85,14 @@ public enum TestBroker {
     return output
   }
 
+  /// A `rabbitmqctl list_…` table (without headers) as rows of tab-separated columns.
+  public static func table(_ arguments: [String]) async throws -> [[String]] {
+    let output = try await ctl(arguments + ["--quiet", "--no-table-headers"])
+    return output.split(separator: "\n").map {
+      $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    }
+  }
+
   /// Force-closes every broker connection whose client-provided name is `name`; returns how many.
   public static func closeConnections(named name: String) async throws -> Int {
     // RabbitMQ 3.10 has no user_provided_name column: look for the name in client_properties.

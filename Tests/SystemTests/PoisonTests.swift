@@ -94,7 +94,7 @@ import Testing
       let settled = Recorder<[String: Int]>()
       let drained = try await eventually(timeout: .seconds(60)) {
         var seen: [String: Int] = [:]
-        for row in try await Self.rows(depths) where row.count == 3 && wanted[row[0]] != nil {
+        for row in try await TestBroker.table(depths) where row.count == 3 && wanted[row[0]] != nil {
           seen[row[0]] = (Int(row[1]) ?? -1) + (Int(row[2]) ?? -1)
         }
         settled.append(seen)
@@ -125,11 +125,4 @@ import Testing
     }
   }
 
-  /// A `rabbitmqctl list_…` table as rows of tab-separated columns.
-  static func rows(_ arguments: [String]) async throws -> [[String]] {
-    let output = try await TestBroker.ctl(arguments + ["--quiet", "--no-table-headers"])
-    return output.split(separator: "\n").map {
-      $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-    }
-  }
 }
