@@ -71,7 +71,7 @@ import Testing
     let settleStart = ContinuousClock.now
     let checker = InvariantChecker(
       system: system, ledger: ledger.snapshot, hub: hub, skus: skus, initialStock: initialStock)
-    let settled = await eventually(timeout: .seconds(120)) { await checker.settled() }
+    let settled = await eventually(timeout: .seconds(120)) { await checker.settledAndStable() }
     seconds["settle"] = (ContinuousClock.now - settleStart).seconds
     let checkStart = ContinuousClock.now
     var (invariants, notes) = try await checker.check()

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerAMQP
 import GrocerAuth
 import GrocerTestSupport
 
@@ -60,16 +61,25 @@ struct InvariantChecker {
   /// Queue name → (ready, unacknowledged) for this run's queues.
   static func queueDepths(_ system: LocalSystem) async throws -> [String: (Int, Int)] {
     let queues = system.queues
-    let listing = try await TestBroker.ctl(
-      ["list_queues", "-p", system.vhost ?? "/"]
-        + ["name", "messages_ready", "messages_unacknowledged", "--quiet", "--no-table-headers"])
+    let rows = try await TestBroker.table(
+      ["list_queues", "-p", system.vhost ?? "/", "name", "messages_ready", "messages_unacknowledged"])
     var depths: [String: (Int, Int)] = [:]
-    for line in listing.split(separator: "\n") {
-      let fields = line.split(separator: "\t").map(String.init)
+    for fields in rows {
       guard fields.count == 3, queues.contains(fields[0]) else { continue }
       depths[fields[0]] = (Int(fields[1]) ?? -1, Int(fields[2]) ?? -1)
     }
     return depths
+  }
+
+  /// Whether the system has come to rest, and still is once the broker's queue statistics have
+  /// been refreshed: RabbitMQ emits quorum queues' counts only every 5 s, so a single look can
+  /// miss a message in flight (a fault run once checked stock before an `order.confirmed` that
+  /// was still waiting in its queue had been applied). Ready counts also come from a passive
+  /// declare, which the queue answers itself.
+  func settledAndStable() async -> Bool {
+    guard await settled() else { return false }
+    try? await Task.sleep(for: .seconds(6))
+    return await settled()
   }
 
   /// Whether the system has come to rest: no unfinished order, every outbox sent, no pending
@@ -85,6 +95,11 @@ struct InvariantChecker {
         return false
       }
       guard try count("notify-gateway", "notify.sqlite", Self.pendingWithToken) == 0 else { return false }
+      for queue in system.queueNames.values {
+        guard try await AMQPAdmin.messageCount(configuration: system.amqp, queue: queue) == 0 else {
+          return false
+        }
+      }
       let depths = try await Self.queueDepths(system)
       return depths.filter { !$0.key.hasSuffix(".parking") }.values.allSatisfy { $0 == (0, 0) }
     } catch {
