@@ -141,13 +141,30 @@ fi
 
 # --- Measure: for each connection count, the service then nginx.
 declare -A RESULT
+# CPU seconds (user + system, in clock ticks) used so far by the given processes.
+cpu_ticks() { local total=0 pid; for pid in "$@"; do
+  total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
+target_pids() { # the processes that serve a target: the service, or nginx's workers
+  if [[ "$1" == service ]]; then echo "$SERVICE_PID"; else pgrep -P "$NGINX_PID" | tr '\n' ' '; fi
+}
 run_wrk() { # target port connections
-  local out
+  local out pids before after
+  pids="$(target_pids "$1")"
+  # shellcheck disable=SC2086
+  before="$(cpu_ticks $pids)"
   out="$(wrk -t"$THREADS" -c"$3" -d"$DURATION" --timeout 5s -s "$HERE/ids.lua" \
     "http://127.0.0.1:$2" -- "$WORK/paths.txt" "$TOKEN" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
   local line
   line="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "$line" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
+  # shellcheck disable=SC2086
+  after="$(cpu_ticks $pids)"
+  # CPU time per answered request (ns): less noisy than requests/s on a shared machine.
+  local requests cpu_ns
+  requests="$(sed -n 's/.* requests=\([0-9]*\).*/\1/p' <<<"$line")"
+  cpu_ns="$(awk -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+    'BEGIN { printf "%d", (n > 0 ? t * 1000000000 / hz / n : 0) }')"
+  line="$line cpu_ns_per_request=$cpu_ns"
   RESULT[$1:$3]="$line"
   printf '%-8s c=%-4s %s\n' "$1" "$3" "${line#RESULT }"
 }
@@ -167,21 +184,26 @@ fi
 # --- Summary.
 echo
 echo "Summary (targets: service >= 0.8x nginx req/s; p99 < 5 ms at 64, < 10 ms at 256; RSS < 60 MB)"
-printf '%-6s %12s %9s %9s %12s %9s %9s %7s %s\n' conns "service r/s" "p50 ms" "p99 ms" "nginx r/s" "p50 ms" "p99 ms" ratio "service errors"
+printf '%-6s %12s %9s %9s %12s %9s %9s %7s %9s %9s %s\n' conns "service r/s" "p50 ms" "p99 ms" "nginx r/s" "p50 ms" "p99 ms" ratio \
+  "svc cpu" "ngx cpu" "service errors"
 for c in $CONNECTIONS; do
   s_rps="$(field "service:$c" rps)"; n_rps="$(field "nginx:$c" rps)"
   s_p50="$(field "service:$c" p50_us)"; s_p99="$(field "service:$c" p99_us)"
   n_p50="$(field "nginx:$c" p50_us)"; n_p99="$(field "nginx:$c" p99_us)"
   s_non2xx="$(field "service:$c" non2xx)"; s_socket="$(field "service:$c" socket_errors)"
+  s_cpu="$(field "service:$c" cpu_ns_per_request)"; n_cpu="$(field "nginx:$c" cpu_ns_per_request)"
   errors=$((${s_non2xx:-0} + ${s_socket:-0}))
   awk -v c="$c" -v sr="$s_rps" -v s50="$s_p50" -v s99="$s_p99" -v nr="$n_rps" -v n50="$n_p50" \
-    -v n99="$n_p99" -v err="$errors" 'function ms(us) { return us == "" ? "-" : sprintf("%.2f", us / 1000) }
+    -v n99="$n_p99" -v sc="$s_cpu" -v nc="$n_cpu" -v err="$errors" \
+    'function ms(us) { return us == "" ? "-" : sprintf("%.2f", us / 1000) }
     function num(x) { return x == "" ? "-" : x }
+    function us(ns) { return ns == "" ? "-" : sprintf("%.1f us", ns / 1000) }
     BEGIN {
       ratio = (sr != "" && nr != "" && nr > 0) ? sprintf("%.2f", sr / nr) : "-"
-      printf "%-6s %12s %9s %9s %12s %9s %9s %7s %s\n", c, num(sr), ms(s50), ms(s99), num(nr), ms(n50), ms(n99), ratio, err
+      printf "%-6s %12s %9s %9s %12s %9s %9s %7s %9s %9s %s\n", c, num(sr), ms(s50), ms(s99), num(nr), ms(n50), ms(n99), ratio, us(sc), us(nc), err
     }'
 done
+echo "(cpu: CPU time, user + system, each server used per answered request; less noisy than r/s)"
 if [[ -n "$RSS_KB" ]]; then
   echo "service RSS after the run: $((RSS_KB / 1024)) MB ($RSS_KB kB)"
 fi

@@ -11,8 +11,11 @@ public enum HTTPServerError: Error, Sendable {
 
 /// The libmicrohttpd adapter: serves an `HTTPResponder` over HTTP/1.1.
 ///
-/// MHD runs in poll mode with a thread pool (its epoll mode stalls at some connection counts,
-/// see PLATFORM.md). A request the responder can answer synchronously is answered inside MHD's
+/// MHD runs in poll mode (its epoll mode stalls at some connection counts, see PLATFORM.md):
+/// `threadPoolSize` daemons of one thread each, all listening on the port with SO_REUSEPORT, so
+/// the kernel spreads connections evenly over the threads. MHD's own thread pool shares one
+/// listening socket and whichever thread wakes first accepts: at 64 connections one of four
+/// threads got none and the others 154/228/243 units of CPU, and the busiest set the tail. A request the responder can answer synchronously is answered inside MHD's
 /// callback; otherwise the connection is suspended, `respond` runs in a Task and the connection
 /// is resumed with its answer, so no MHD thread ever waits on Swift work.
 ///
@@ -22,7 +25,7 @@ public final class HTTPServer: LifecycleService {
   public let name = "http"
   public let configuration: HTTPServerConfiguration
   private let core: ServerCore
-  private let daemon = Mutex<DaemonHandle?>(nil)
+  private let daemons = Mutex<[DaemonHandle]>([])
   private let boundPort = Atomic<Int>(0)
 
   public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
@@ -46,63 +49,74 @@ public final class HTTPServer: LifecycleService {
 
   public func start() async throws {
     let config = configuration
-    var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
     let cls = Unmanaged.passUnretained(core).toOpaque()
     // MHD's own limit sits above ours: the guard sheds idle connections at `connectionLimit`, and
     // those close a moment later on MHD's threads. At MHD's limit new clients would wait in the
-    // listen backlog.
+    // listen backlog. The guard counts across all daemons; each daemon may hold them all.
     let hardLimit = config.connectionLimit + max(64, config.connectionLimit / 8)
     Self.raiseDescriptorLimit(toFit: hardLimit, logger: core.logger)
-    var options: [MHD_OptionItem] = [
-      .init(option: .THREAD_POOL_SIZE, value: config.threadPoolSize, ptr_value: nil),
-      .init(option: .CONNECTION_LIMIT, value: hardLimit, ptr_value: nil),
-      .init(option: .CONNECTION_TIMEOUT, value: config.connectionTimeoutSeconds, ptr_value: nil),
-      .init(option: .CONNECTION_MEMORY_LIMIT, value: config.connectionMemoryLimit, ptr_value: nil),
-      .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
-      .init(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
-    ]
-    /// Starts the daemon bound to the socket address in `pointer` (IPv4 or IPv6).
-    func startDaemon(_ pointer: UnsafeMutableRawPointer) -> OpaquePointer? {
-      options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: pointer))
-      options.append(.init(option: .END, value: 0, ptr_value: nil))
-      return grocer_mhd_start_daemon(
-        flags, UInt16(config.port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog,
-        grocerNotifyConnection, options)
-    }
-    let started: OpaquePointer?
-    if config.host.contains(":") {
-      flags |= MHD_USE_IPv6.rawValue
-      var address = sockaddr_in6()
-      address.sin6_family = sa_family_t(AF_INET6)
-      address.sin6_port = in_port_t(UInt16(config.port).bigEndian)
-      guard inet_pton(AF_INET6, config.host, &address.sin6_addr) == 1 else {
-        throw HTTPServerError.invalidHost(config.host)
+    var started: [DaemonHandle] = []
+    var port = config.port
+    for _ in 0..<config.threadPoolSize {
+      guard let daemon = try Self.startDaemon(config, port: port, limit: hardLimit, cls: cls) else {
+        for handle in started { MHD_stop_daemon(handle.pointer) }
+        throw HTTPServerError.startFailed(host: config.host, port: port)
       }
-      started = withUnsafeMutablePointer(to: &address) { startDaemon(UnsafeMutableRawPointer($0)) }
-    } else {
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = in_port_t(UInt16(config.port).bigEndian)
-      guard inet_pton(AF_INET, config.host, &address.sin_addr) == 1 else {
-        throw HTTPServerError.invalidHost(config.host)
-      }
-      started = withUnsafeMutablePointer(to: &address) { startDaemon(UnsafeMutableRawPointer($0)) }
+      started.append(DaemonHandle(pointer: daemon))
+      // The others share the port the first one got (the ephemeral one when asked for 0).
+      port = Int(grocer_mhd_bound_port(daemon))
     }
-    guard let started else {
-      throw HTTPServerError.startFailed(host: config.host, port: config.port)
-    }
-    daemon.withLock { $0 = DaemonHandle(pointer: started) }
+    daemons.withLock { $0 = started }
     core.connections.start()
-    let port = Int(grocer_mhd_bound_port(started))
     boundPort.store(port, ordering: .releasing)
     core.logger.notice(
       "http server listening",
       ["http.host": config.host, "http.port": String(port), "http.threads": String(config.threadPoolSize)])
   }
 
+  /// One daemon with one poll thread, listening on `port` with SO_REUSEPORT.
+  private static func startDaemon(
+    _ config: HTTPServerConfiguration, port: Int, limit: Int, cls: UnsafeMutableRawPointer
+  ) throws -> OpaquePointer? {
+    var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+    var options: [MHD_OptionItem] = [
+      .init(option: .CONNECTION_LIMIT, value: limit, ptr_value: nil),
+      .init(option: .CONNECTION_TIMEOUT, value: config.connectionTimeoutSeconds, ptr_value: nil),
+      .init(option: .CONNECTION_MEMORY_LIMIT, value: config.connectionMemoryLimit, ptr_value: nil),
+      .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
+      .init(option: .LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
+    ]
+    /// Starts the daemon bound to the socket address in `pointer` (IPv4 or IPv6).
+    func start(_ pointer: UnsafeMutableRawPointer) -> OpaquePointer? {
+      options.append(.init(option: .SOCK_ADDR, value: 0, ptr_value: pointer))
+      options.append(.init(option: .END, value: 0, ptr_value: nil))
+      return grocer_mhd_start_daemon(
+        flags, UInt16(port), grocerAccessHandler, cls, grocerRequestCompleted, grocerURILog,
+        grocerNotifyConnection, options)
+    }
+    if config.host.contains(":") {
+      flags |= MHD_USE_IPv6.rawValue
+      var address = sockaddr_in6()
+      address.sin6_family = sa_family_t(AF_INET6)
+      address.sin6_port = in_port_t(UInt16(port).bigEndian)
+      guard inet_pton(AF_INET6, config.host, &address.sin6_addr) == 1 else {
+        throw HTTPServerError.invalidHost(config.host)
+      }
+      return withUnsafeMutablePointer(to: &address) { start(UnsafeMutableRawPointer($0)) }
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    guard inet_pton(AF_INET, config.host, &address.sin_addr) == 1 else {
+      throw HTTPServerError.invalidHost(config.host)
+    }
+    return withUnsafeMutablePointer(to: &address) { start(UnsafeMutableRawPointer($0)) }
+  }
+
   public func shutdown() async {
-    guard let handle = daemon.withLock({ $0 }) else { return }
-    let listener = MHD_quiesce_daemon(handle.pointer)
+    let handles = daemons.withLock { $0 }
+    guard !handles.isEmpty else { return }
+    let listeners = handles.map { MHD_quiesce_daemon($0.pointer) }
     let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
     while core.asyncInFlight > 0 && ContinuousClock.now < deadline {
       try? await Task.sleep(for: .milliseconds(10))
@@ -116,19 +130,20 @@ public final class HTTPServer: LifecycleService {
         try? await Task.sleep(for: .milliseconds(10))
       }
     }
-    daemon.withLock { $0 = nil }
-    MHD_stop_daemon(handle.pointer)
+    daemons.withLock { $0 = [] }
+    for handle in handles { MHD_stop_daemon(handle.pointer) }
     core.connections.stop()
-    if listener >= 0 { close(listener) }
+    for listener in listeners where listener >= 0 { close(listener) }
     boundPort.store(0, ordering: .releasing)
     core.logger.notice("http server stopped")
   }
 
   deinit {
-    if let handle = daemon.withLock({ $0 }) {
+    let handles = daemons.withLock { $0 }
+    if !handles.isEmpty {
       // Not shut down: do not leave MHD threads calling into a freed core.
       _ = core.resumeAllSuspended()
-      MHD_stop_daemon(handle.pointer)
+      for handle in handles { MHD_stop_daemon(handle.pointer) }
     }
     core.connections.stop()
   }
