@@ -221,7 +221,7 @@ async def fixed_rate(port: int, hub: str, rate: float, carts_file: str, key_pref
     idle: list = []
     for _ in range(16):  # warm connections; more are opened if the service falls behind
         idle.append((*await asyncio.open_connection("127.0.0.1", port), time.monotonic()))
-    latencies, service_times, statuses, lateness = [], [], {}, []
+    latencies, service_times, statuses, lateness, trace = [], [], {}, [], []
     opened, retries = [len(idle)], [0]
     loop = asyncio.get_running_loop()
 
@@ -270,6 +270,7 @@ async def fixed_rate(port: int, hub: str, rate: float, carts_file: str, key_pref
                 status = f"error:{type(error).__name__}"
                 break
         done = loop.time()
+        trace.append((due - start, done - due, status))
         latencies.append(done - due)
         service_times.append(done - sent)
         statuses[status] = statuses.get(status, 0) + 1
@@ -286,6 +287,10 @@ async def fixed_rate(port: int, hub: str, rate: float, carts_file: str, key_pref
     elapsed = max(loop.time() - start, 1e-9)
     for _, writer, _ in idle:
         writer.close()
+    if os.environ.get("BENCH_TRACE"):  # one line per order: when it was due (s), latency (ms), status
+        with open(os.environ["BENCH_TRACE"], "w") as out:
+            for offset, latency, status in sorted(trace):
+                out.write(f"{offset:.3f} {latency * 1000:.1f} {status}\n")
     send_late = sorted(lateness)
     service = sorted(service_times)
     print(report(latencies, statuses, elapsed,

@@ -20,6 +20,9 @@
 #   BENCH_SKUS            40     distinct SKUs the carts use (their counts are raised first)
 #   BENCH_STOCK_PORT 18181  BENCH_CART_PORT 18182  BENCH_ORDER_PORT 18183
 #   BENCH_LOG_LEVEL       the services' GROCER_LOG_LEVEL (default warning)
+#   BENCH_KEEP            1 keeps the work folder (logs, databases) after a successful run
+#   BENCH_TRACE           a file: the fixed-rate run writes one line per order there (when it
+#                         was due in seconds from the start, latency in ms, status)
 #   BENCH_READY_TIMEOUT   seconds to wait for the catalogue and counts to reach CartService (120)
 #   GROCER_BIN_DIR        where the services and grocer-token are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
@@ -78,7 +81,7 @@ cleanup() {
   stop "$CART_PID"
   stop "$STOCK_PID"
   if [[ -n "${VHOST:-}" ]]; then bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$VHOST" >/dev/null 2>&1 || true; fi
-  if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
+  if ((rc == 0)) && [[ -z "${BENCH_KEEP:-}" ]]; then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
 

@@ -457,6 +457,32 @@ extension CartView {
   }
 }
 
+extension CartCheckoutReply {
+  /// The reply's JSON written by hand (one per checkout, around the cart's own writer): the
+  /// bytes `JSON.encode(self)` writes.
+  public func jsonBytes() -> [UInt8] {
+    var out = JSONBytes(capacity: 64)
+    out.beginObject()
+    if let cart {
+      out.key("cart")
+      out.json(cart.jsonBytes())
+    }
+    if let error {
+      out.key("error")
+      out.beginObject()
+      out.key("code")
+      out.string(error.code)
+      out.key("detail")
+      out.string(error.detail)
+      out.endObject()
+    }
+    out.key("matches")
+    out.bool(matches)
+    out.endObject()
+    return out.bytes
+  }
+}
+
 extension CartChanged {
   /// The payload's JSON written by hand (one per cart write): the bytes `JSON.encode(self)` writes.
   public func jsonBytes() -> [UInt8] {

@@ -50,14 +50,52 @@ public struct StockChanged: Codable, Hashable, Sendable {
 
   public static func subject(hub: HubID, sku: SKU) -> String { hub + "/" + sku }
 
-  /// The envelope for this payload; `version` is the product's version after the change.
-  public func envelope(
+  /// The event's message; `version` is the product's version after the change. Written in one
+  /// pass by hand: every reservation publishes one per line, and the envelope's `JSONValue` round
+  /// trip plus `JSONEncoder` were a third of StockService's CPU per order (measured).
+  public func message(
     id: String, occurredAt: Date, correlationId: String?, version: Int64
-  ) throws -> EventEnvelope {
-    try EventEnvelope(
+  ) -> OutgoingMessage {
+    EventEnvelope.message(
       id: id, type: StockEventType.stockChanged, occurredAt: occurredAt, source: StockEventType.source,
       correlationId: correlationId, subject: Self.subject(hub: hub, sku: sku), sequence: version,
-      payload: self)
+      payloadJSON: jsonBytes)
+  }
+
+  /// The payload's JSON text, byte for byte as `JSON.encoder()` writes it (tests compare): keys
+  /// sorted, absent optionals left out.
+  public var jsonBytes: [UInt8] {
+    var out = JSONBytes(capacity: 256)
+    out.beginObject()
+    out.key("available")
+    out.int(available)
+    if let deposit {
+      out.key("deposit")
+      out.money(deposit)
+    }
+    out.key("hub")
+    out.string(hub)
+    out.key("name")
+    out.string(name)
+    out.key("price")
+    out.money(price)
+    if let reason {
+      out.key("reason")
+      out.string(reason)
+    }
+    out.key("sku")
+    out.string(sku)
+    if let unitPrice {
+      out.key("unitPrice")
+      out.beginObject()
+      out.key("amount")
+      out.money(unitPrice.amount)
+      out.key("per")
+      out.string(unitPrice.per.rawValue)
+      out.endObject()
+    }
+    out.endObject()
+    return out.bytes
   }
 }
 
@@ -83,10 +121,11 @@ public struct HubChanged: Codable, Hashable, Sendable {
 
   public static func subject(hub: HubID) -> String { "hub/" + hub }
 
-  public func envelope(
+  /// The event's message; `version` is the hub's version after the change.
+  public func message(
     id: String, occurredAt: Date, correlationId: String?, version: Int64
-  ) throws -> EventEnvelope {
-    try EventEnvelope(
+  ) throws -> OutgoingMessage {
+    try EventEnvelope.message(
       id: id, type: StockEventType.hubChanged, occurredAt: occurredAt, source: StockEventType.source,
       correlationId: correlationId, subject: Self.subject(hub: hub), sequence: version, payload: self)
   }

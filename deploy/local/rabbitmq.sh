@@ -48,7 +48,12 @@ export RABBITMQ_LOG_BASE="$BASE/log"
 export RABBITMQ_CONFIG_FILE="$BASE/rabbitmq.conf"
 export RABBITMQ_ENABLED_PLUGINS_FILE="$BASE/enabled_plugins"
 export RABBITMQ_PID_FILE="$BASE/rabbitmq.pid"
-export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+# Erlang's schedulers spin while idle before they sleep (busy waiting). On a machine whose few
+# cores the broker shares with the services and the load generator, that spinning takes CPU the
+# others need: GROCER_RABBITMQ_BUSY_WAIT=1 keeps Erlang's default.
+BUSY_WAIT_ARGS="+sbwt none +sbwtdcpu none +sbwtdio none"
+[[ "${GROCER_RABBITMQ_BUSY_WAIT:-0}" == 1 ]] && BUSY_WAIT_ARGS=""
+export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} $BUSY_WAIT_ARGS"
 
 log() { echo "rabbitmq.sh: $*" >&2; }
 

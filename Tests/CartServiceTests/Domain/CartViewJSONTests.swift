@@ -201,6 +201,20 @@ import Testing
     #expect(String(decoding: view.jsonBytes(), as: UTF8.self) == expected)
   }
 
+  @Test func theHandWrittenCheckoutReplyIsTheEncodersBytes() throws {
+    let view = Self.view(lines: [Self.milk, Self.bread], blocker: .hubClosed(opensAt: Self.opensAt))
+    for reply in [
+      CartCheckoutReply(cart: view, matches: true),
+      CartCheckoutReply(cart: view, matches: false),
+      CartCheckoutReply(
+        cart: nil, matches: false, error: RemoteError(code: "unknownHub", detail: "no \"h9\"")),
+    ] {
+      #expect(
+        String(decoding: reply.jsonBytes(), as: UTF8.self)
+          == String(decoding: try JSON.encode(reply), as: UTF8.self))
+    }
+  }
+
   @Test(arguments: [nil, "SPRING"] as [String?])
   func theHandWrittenCartChangedIsTheEncodersBytes(promo: String?) throws {
     let payload = CartChanged(

@@ -9,15 +9,34 @@ import Testing
   @Test func stockChangedTravelsAsAnEnvelopeWithSubjectHubSlashSKU() throws {
     let product = Product(sku: "p1", name: "Club-Mate 0,5 l", price: eur(119), deposit: eur(25))
     let payload = StockChanged(hub: "h1", product: product, available: 7, reason: "damaged")
-    let envelope = try payload.envelope(
+    let message = payload.message(
       id: "e1", occurredAt: date("2026-10-20T18:42:00Z"), correlationId: "r1", version: 12)
+    #expect(message.routingKey == "stock.changed")
+    #expect(message.messageID == "e1")
+    let envelope = try JSON.decode(EventEnvelope.self, from: message.body)
     #expect(envelope.type == "stock.changed")
     #expect(envelope.subject == "h1/p1")
     #expect(envelope.sequence == 12)
     #expect(envelope.source == "stock-service")
-    let decoded = try JSON.decode(EventEnvelope.self, from: JSON.encode(envelope))
-    #expect(try decoded.payload(as: StockChanged.self) == payload)
-    #expect(try envelope.message().routingKey == "stock.changed")
+    #expect(envelope.correlationId == "r1")
+    #expect(try envelope.payload(as: StockChanged.self) == payload)
+  }
+
+  @Test(arguments: [
+    StockChanged(
+      hub: "h1", sku: "p1", name: "Club-Mate 0,5 l \"Original\" \\ ü", available: 0, price: eur(119),
+      deposit: eur(25), unitPrice: UnitPrice(amount: eur(238), per: .litre), reason: "damaged"),
+    StockChanged(hub: "h2", sku: "p2", name: "Äpfel", available: 1234, price: eur(0)),
+    StockChanged(
+      hub: "h3", sku: "p3", name: "x", available: -1, price: Money(minorUnits: 5, currency: "USD"),
+      unitPrice: UnitPrice(amount: eur(1), per: .hundredGrams)),
+  ])
+  func stockChangedIsWrittenByHandAsTheEncoderWritesIt(payload: StockChanged) throws {
+    #expect(
+      String(decoding: payload.jsonBytes, as: UTF8.self)
+        == String(decoding: try JSON.encode(payload), as: UTF8.self))
+    let message = payload.message(id: "e", occurredAt: Date(), correlationId: nil, version: 1)
+    #expect(try JSON.decode(EventEnvelope.self, from: message.body).payload(as: StockChanged.self) == payload)
   }
 
   @Test func hubChangedCarriesTheWholeHub() throws {
@@ -25,12 +44,14 @@ import Testing
       id: "h2", name: "Kreuzberg", hours: .daily(opens: LocalTime("07:00")!, closes: LocalTime("23:00")!),
       pricing: PricingSettings(minimumOrder: eur(1000), deliveryFee: eur(199), freeDeliveryFrom: eur(3500)),
       currency: "EUR")
-    let envelope = try HubChanged(hub: hub).envelope(
+    let message = try HubChanged(hub: hub).message(
       id: "e2", occurredAt: Date(), correlationId: nil, version: 3)
+    #expect(message.routingKey == StockEventType.hubChanged)
+    let envelope = try JSON.decode(EventEnvelope.self, from: message.body)
     #expect(envelope.subject == "hub/h2")
     #expect(envelope.type == StockEventType.hubChanged)
-    let decoded = try JSON.decode(EventEnvelope.self, from: JSON.encode(envelope))
-    #expect(try decoded.payload(as: HubChanged.self).value == hub)
+    #expect(envelope.sequence == 3)
+    #expect(try envelope.payload(as: HubChanged.self).value == hub)
   }
 
   @Test(arguments: [

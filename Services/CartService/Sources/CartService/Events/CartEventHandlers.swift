@@ -127,7 +127,7 @@ struct CheckoutResponder: Sendable {
         cart: nil, matches: false,
         error: RemoteError(code: "badRequest", detail: "unreadable request: \(error)"))
     }
-    return (try? JSON.encode(reply)) ?? Data("{}".utf8)
+    return Data(reply.jsonBytes())
   }
 
   private func answer(_ request: CartCheckoutRequest, correlationID: String?) async -> CartCheckoutReply {

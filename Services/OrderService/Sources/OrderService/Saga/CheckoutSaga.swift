@@ -117,18 +117,25 @@ public final class CheckoutSaga: Sendable {
   // MARK: - The loop
 
   private enum Next {
-    case again
+    /// The next step, with the order as the step just recorded it (saves reading it again).
+    case proceed(OrderRecord)
     case stop(SagaOutcome)
   }
 
   private func advance(_ orderId: String) async -> SagaOutcome {
+    var inHand: OrderRecord?
     while true {
       let next: Next
       do {
         let started = ContinuousClock.now
-        guard let order = try await read({ try $0.order(orderId) }) else {
-          return .unavailable(.orderNotFound(orderId))
+        let known: OrderRecord?
+        if let inHand {
+          known = inHand
+        } else {
+          known = try await read({ try $0.order(orderId) })
         }
+        inHand = nil
+        guard let order = known else { return .unavailable(.orderNotFound(orderId)) }
         next = try await step(order)
         stepDurations[order.step]?.observe(Self.seconds(ContinuousClock.now - started))
       } catch {
@@ -139,7 +146,7 @@ public final class CheckoutSaga: Sendable {
         return .pending(orderId: orderId)
       }
       switch next {
-      case .again: continue
+      case .proceed(let order): inHand = order
       case .stop(let outcome): return outcome
       }
     }
@@ -195,7 +202,11 @@ public final class CheckoutSaga: Sendable {
       return try await reject(order, .blocked, answer)
     }
     try await write { try $0.recordPriced(order.orderId, cart: cart) }
-    return .again
+    // Go on with the order in hand rather than reading it (and decoding its cart) again.
+    var priced = order
+    priced.step = .priced
+    priced.cart = cart
+    return .proceed(priced)
   }
 
   // MARK: - Step 3: the reservation
@@ -378,7 +389,7 @@ public final class CheckoutSaga: Sendable {
   {
     switch state {
     case .approved(let paymentId):
-      let reply = try await write { try $0.confirm(order.orderId, paymentId: paymentId) }
+      let reply = try await write { try $0.confirm(order.orderId, paymentId: paymentId, known: order) }
       count("confirmed")
       logger.info("order confirmed", ["order.id": order.orderId, "payment.id": paymentId])
       return .stop(.answered(reply))

@@ -158,7 +158,7 @@ public final class OrderStore: Sendable {
 
   /// Step 2 done: the cart as priced at the customer's version.
   public func recordPriced(_ orderId: String, cart: CartView) throws {
-    try update(orderId, from: [.received], to: .priced, set: ["cart": .blob([UInt8](try JSON.encode(cart)))])
+    try update(orderId, from: [.received], to: .priced, set: ["cart": .blob(cart.jsonBytes())])
   }
 
   /// Step 3 done: StockService holds the lines. With `chargingSince`, step 4 starts in the same
@@ -202,10 +202,22 @@ public final class OrderStore: Sendable {
 
   /// Paid: the order is confirmed, `order.confirmed` goes to the outbox, 201 is the key's answer,
   /// and the payment token is forgotten — all in one transaction.
-  public func confirm(_ orderId: String, paymentId: String) throws -> OrderReply {
+  ///
+  /// `known` is the order as the caller read it, if it has it: what the event needs (user, hub,
+  /// cart, address) does not change once the order is priced, so only its step is read again
+  /// instead of decoding the stored cart once more.
+  public func confirm(_ orderId: String, paymentId: String, known: OrderRecord? = nil) throws -> OrderReply {
     let now = clock.now()
     return try database.write { db in
-      let order = try self.require(orderId, in: db)
+      var order: OrderRecord
+      if let known, known.orderId == orderId, known.cart != nil {
+        let step = try db.queryOne("SELECT step FROM orders WHERE order_id = ?", orderId)?.string(0)
+        guard step != nil else { throw OrderStoreError("order \(orderId) does not exist") }
+        order = known
+        order.step = step.flatMap(SagaStep.init(rawValue:)) ?? known.step
+      } else {
+        order = try self.require(orderId, in: db)
+      }
       if order.step == .confirmed, let reply = try self.storedReply(orderId, in: db) { return reply }
       guard let cart = order.cart else { throw OrderStoreError("order \(orderId) has no priced cart") }
       try self.update(

@@ -168,7 +168,7 @@ public final class StockStore: Sendable {
           updated_at = excluded.updated_at
         """, hub.id, try JSON.encode(hub), version, clock.now().timeIntervalSince1970)
       try Outbox.append(
-        HubChanged(hub: hub).envelope(
+        HubChanged(hub: hub).message(
           id: ids.next(), occurredAt: clock.now(), correlationId: correlationID, version: version),
         in: db)
       return (hub, existing == nil)
@@ -540,7 +540,7 @@ public final class StockStore: Sendable {
     }
     let event = StockChanged(hub: hub, product: current.product, available: current.available, reason: reason)
     try Outbox.append(
-      event.envelope(
+      event.message(
         id: ids.next(), occurredAt: clock.now(), correlationId: correlationID, version: current.version),
       in: db)
     return current
