@@ -441,19 +441,63 @@ extension CartView {
       out.null()
     }
     out.key("totals")
+    totals.write(into: &out)
+    out.key("version")
+    out.int(version)
+    out.endObject()
+    return out.bytes
+  }
+}
+
+extension CartCheckoutRequest {
+  /// The request's JSON written by hand (one per checkout): the bytes `JSON.encode(self)` writes.
+  public var jsonBytes: [UInt8] {
+    var out = JSONBytes(capacity: 160 + (counts?.count ?? 0) * 40)
+    out.beginObject()
+    if let cartVersion {
+      out.key("cartVersion")
+      out.int(cartVersion)
+    }
+    if let correlationId {
+      out.key("correlationId")
+      out.string(correlationId)
+    }
+    if let counts {
+      out.key("counts")
+      out.beginArray()
+      for count in counts {
+        out.beginObject()
+        out.key("available")
+        out.int(count.available)
+        out.key("sku")
+        out.string(count.sku)
+        out.endObject()
+      }
+      out.endArray()
+    }
+    out.key("hub")
+    out.string(hub)
+    out.key("kind")
+    out.string(kind.rawValue)
+    out.key("userId")
+    out.string(userId)
+    out.endObject()
+    return out.bytes
+  }
+}
+
+extension CartTotals {
+  /// Writes the totals as one JSON object, keys sorted (as `JSON.encoder()` does).
+  public func write(into out: inout JSONBytes) {
     out.beginObject()
     for (name, money) in [
-      ("deliveryFee", totals.deliveryFee), ("deposit", totals.deposit), ("discount", totals.discount),
-      ("smallBasketFee", totals.smallBasketFee), ("subtotal", totals.subtotal), ("total", totals.total),
+      ("deliveryFee", deliveryFee), ("deposit", deposit), ("discount", discount),
+      ("smallBasketFee", smallBasketFee), ("subtotal", subtotal), ("total", total),
     ] {
       out.key(name)
       out.money(money)
     }
     out.endObject()
-    out.key("version")
-    out.int(version)
-    out.endObject()
-    return out.bytes
   }
 }
 

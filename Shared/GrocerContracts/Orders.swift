@@ -84,6 +84,61 @@ public struct OrderConfirmed: Codable, Hashable, Sendable {
   }
 }
 
+extension OrderConfirmed {
+  /// The payload's JSON written by hand (one per confirmed order): the bytes `JSON.encode(self)`
+  /// writes, keys sorted and absent optionals left out (tests compare).
+  public var jsonBytes: [UInt8] {
+    var out = JSONBytes(capacity: 384 + lines.count * 160)
+    out.beginObject()
+    out.key("cartVersion")
+    out.int(cartVersion)
+    if let deliverTo {
+      out.key("deliverTo")
+      out.beginObject()
+      out.key("lat")
+      out.double(deliverTo.lat)
+      out.key("lng")
+      out.double(deliverTo.lng)
+      out.endObject()
+    }
+    out.key("hub")
+    out.string(hub)
+    out.key("lines")
+    out.beginArray()
+    for line in lines {
+      out.beginObject()
+      if let deposit = line.deposit {
+        out.key("deposit")
+        out.money(deposit)
+      }
+      out.key("lineTotal")
+      out.money(line.lineTotal)
+      out.key("name")
+      out.string(line.name)
+      out.key("quantity")
+      out.int(line.quantity)
+      out.key("sku")
+      out.string(line.sku)
+      out.key("unitPrice")
+      out.money(line.unitPrice)
+      out.endObject()
+    }
+    out.endArray()
+    out.key("orderId")
+    out.string(orderId)
+    out.key("paymentId")
+    out.string(paymentId)
+    out.key("placedAt")
+    out.date(placedAt)
+    out.key("totals")
+    totals.write(into: &out)
+    out.key("userId")
+    out.string(userId)
+    out.endObject()
+    return out.bytes
+  }
+}
+
 /// Payload of `order.declined` (the payment failed) and `order.cancelled` (the checkout gave up
 /// after a reservation may have been made): StockService releases the reservation.
 /// `reason` is a stable code (`paymentDeclined`, `actionExpired`, `reservationUnknown`, …).

@@ -103,3 +103,32 @@ public struct ReservationReply: Codable, Hashable, Sendable {
     try container.encode(error, forKey: .error)
   }
 }
+
+extension ReservationRequest {
+  /// The request's JSON written by hand (one per checkout): the bytes `JSON.encode(self)` writes.
+  public var jsonBytes: [UInt8] {
+    var out = JSONBytes(capacity: 128 + lines.count * 40)
+    out.beginObject()
+    if let correlationId {
+      out.key("correlationId")
+      out.string(correlationId)
+    }
+    out.key("hub")
+    out.string(hub)
+    out.key("lines")
+    out.beginArray()
+    for line in lines {
+      out.beginObject()
+      out.key("quantity")
+      out.int(line.quantity)
+      out.key("sku")
+      out.string(line.sku)
+      out.endObject()
+    }
+    out.endArray()
+    out.key("orderId")
+    out.string(orderId)
+    out.endObject()
+    return out.bytes
+  }
+}

@@ -215,6 +215,19 @@ import Testing
     }
   }
 
+  @Test func theHandWrittenCheckoutRequestIsTheEncodersBytes() throws {
+    for request in [
+      CartCheckoutRequest(kind: .price, userId: "u\"1", hub: "h1", cartVersion: 7, correlationId: "r-1"),
+      CartCheckoutRequest(
+        kind: .applyCounts, userId: "u2", hub: "h2", cartVersion: nil,
+        counts: [.init(sku: "p1", available: 0), .init(sku: "p2", available: 3)], correlationId: nil),
+    ] {
+      #expect(
+        String(decoding: request.jsonBytes, as: UTF8.self)
+          == String(decoding: try JSON.encode(request), as: UTF8.self))
+    }
+  }
+
   @Test(arguments: [nil, "SPRING"] as [String?])
   func theHandWrittenCartChangedIsTheEncodersBytes(promo: String?) throws {
     let payload = CartChanged(

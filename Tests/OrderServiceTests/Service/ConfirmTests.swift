@@ -24,6 +24,38 @@ import Testing
     #expect(payload.totals == OrderHTTPTests.cart.totals)
   }
 
+  @Test(arguments: [GeoPoint(lat: 52.520008, lng: 13.404954), nil] as [GeoPoint?])
+  func theHandWrittenEventIsTheEncodersBytes(deliverTo: GeoPoint?) throws {
+    let eur = { (units: Int) in Money(minorUnits: units, currency: "EUR") }
+    let payload = OrderConfirmed(
+      orderId: "ord_1", userId: "u \"1\"", hub: "h1", cartVersion: 42,
+      lines: [
+        OrderLine(
+          sku: "p1", name: "Milch 1 l / ü", quantity: 2, unitPrice: eur(129), deposit: eur(25),
+          lineTotal: eur(258)),
+        OrderLine(
+          sku: "p2", name: "Brot", quantity: 1, unitPrice: eur(249), deposit: nil, lineTotal: eur(249)),
+      ],
+      totals: OrderHTTPTests.cart.totals, deliverTo: deliverTo, paymentId: "pay_1",
+      placedAt: Date(timeIntervalSince1970: 1_796_115_000.25))
+    #expect(
+      String(decoding: payload.jsonBytes, as: UTF8.self)
+        == String(decoding: try JSON.encode(payload), as: UTF8.self))
+  }
+
+  @Test func theConfirmedReplyIsTheOrderIdStatusAndTotal() throws {
+    let reply = OrderReply.confirmed(orderId: "ord_\"x", total: Money(minorUnits: 1234, currency: "EUR"))
+    #expect(reply.status == 201)
+    #expect(reply.contentType == "application/json")
+    let expected: JSONValue = .object([
+      "orderId": .string("ord_\"x"), "status": .string("confirmed"),
+      "total": .object(["currency": .string("EUR"), "minorUnits": .number(1234)]),
+    ])
+    #expect(
+      String(decoding: reply.body, as: UTF8.self)
+        == String(decoding: try JSON.encode(expected), as: UTF8.self))
+  }
+
   @Test func confirmingAgainWithTheOrderInHandAnswersTheFirstReplyAndPublishesNothingMore() async throws {
     let world = try ReviewHarness()
     world.neighboursAgree()

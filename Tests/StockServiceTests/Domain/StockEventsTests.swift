@@ -39,6 +39,20 @@ import Testing
     #expect(try JSON.decode(EventEnvelope.self, from: message.body).payload(as: StockChanged.self) == payload)
   }
 
+  @Test func theHandWrittenReservationRequestIsTheEncodersBytes() throws {
+    for request in [
+      ReservationRequest(
+        orderId: "ord_1", hub: "h1",
+        lines: [ReservationLine(sku: "p1", quantity: 2), ReservationLine(sku: "p\"2", quantity: 1)],
+        correlationId: "r-1"),
+      ReservationRequest(orderId: "ord_2", hub: "h2", lines: [], correlationId: nil),
+    ] {
+      #expect(
+        String(decoding: request.jsonBytes, as: UTF8.self)
+          == String(decoding: try JSON.encode(request), as: UTF8.self))
+    }
+  }
+
   @Test func hubChangedCarriesTheWholeHub() throws {
     let hub = Hub(
       id: "h2", name: "Kreuzberg", hours: .daily(opens: LocalTime("07:00")!, closes: LocalTime("23:00")!),

@@ -25,8 +25,18 @@ public struct OrderReply: Sendable, Hashable {
   }
 
   /// 201 `{ orderId, status: "confirmed", total }`.
+  /// Written by hand (one per order): the bytes `json(_:_:)` writes for the same fields.
   public static func confirmed(orderId: String, total: Money) -> OrderReply {
-    json(201, ["orderId": .string(orderId), "status": .string("confirmed"), "total": value(total)])
+    var out = JSONBytes(capacity: 112)
+    out.beginObject()
+    out.key("orderId")
+    out.string(orderId)
+    out.key("status")
+    out.string("confirmed")
+    out.key("total")
+    out.money(total)
+    out.endObject()
+    return OrderReply(status: 201, body: out.bytes)
   }
 
   /// 202 `{ orderId, status: "needsAction", paymentId, action: { type, url } }`.

@@ -25,20 +25,20 @@ public struct BrokerCheckoutClients: CheckoutClients {
   let timeout: Duration
 
   public func askCart(_ request: CartCheckoutRequest) async throws -> CartCheckoutReply {
-    try await ask(cartQueue, request, as: CartCheckoutReply.self)
+    try await ask(cartQueue, request.jsonBytes, as: CartCheckoutReply.self)
   }
 
   public func reserve(_ request: ReservationRequest) async throws -> ReservationReply {
-    try await ask(reservationQueue, request, as: ReservationReply.self)
+    try await ask(reservationQueue, request.jsonBytes, as: ReservationReply.self)
   }
 
-  private func ask<Request: Encodable, Reply: Decodable>(
-    _ queue: String, _ request: Request, as type: Reply.Type
+  /// `request`: the request's JSON (each request type writes its own, by hand).
+  private func ask<Reply: Decodable>(
+    _ queue: String, _ request: [UInt8], as type: Reply.Type
   ) async throws -> Reply {
-    let body = try JSON.encode(request)
     let reply: Data
     do {
-      reply = try await client.request(routingKey: queue, body: body, timeout: timeout)
+      reply = try await client.request(routingKey: queue, body: Data(request), timeout: timeout)
     } catch AMQPError.notConnected {
       throw RemoteCallError.notSent
     } catch AMQPError.shuttingDown {

@@ -227,11 +227,12 @@ public final class OrderStore: Sendable {
         orderId: orderId, userId: order.userId, hub: order.hub, cartVersion: cart.version,
         lines: cart.lines.map(OrderLine.init), totals: cart.totals, deliverTo: order.deliverTo,
         paymentId: paymentId, placedAt: now)
-      // Written in one pass (no JSONValue round trip: a third of the service's CPU per order).
+      // Written in one pass by hand (no JSONValue round trip, no JSONEncoder).
       try Outbox.append(
-        try EventEnvelope.message(
+        EventEnvelope.message(
           id: self.ids.next(), type: OrderEventType.confirmed, occurredAt: now, source: OrderEventType.source,
-          correlationId: order.correlationID, subject: orderId, sequence: 1, payload: payload), in: db)
+          correlationId: order.correlationID, subject: orderId, sequence: 1, payloadJSON: payload.jsonBytes),
+        in: db)
       let reply = OrderReply.confirmed(orderId: orderId, total: cart.totals.total)
       try self.answer(orderId, reply, in: db)
       return reply
