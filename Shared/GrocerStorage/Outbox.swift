@@ -37,13 +37,15 @@ public enum Outbox {
     try connection.queryOne("SELECT count(*) FROM outbox")?.int(0) ?? 0
   }
 
-  /// The oldest `limit` rows, in publishing order.
-  public static func pending(limit: Int, in connection: SQLiteConnection) throws -> [Entry] {
+  /// The oldest `limit` rows after position `after` (all of them by default), in publishing
+  /// order.
+  public static func pending(after: Int64 = 0, limit: Int, in connection: SQLiteConnection) throws -> [Entry]
+  {
     try connection.query(
       """
       SELECT seq, message_id, exchange, routing_key, type, correlation_id, timestamp, body
-      FROM outbox ORDER BY seq LIMIT ?
-      """, limit
+      FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?
+      """, after, limit
     ).map { row in
       Entry(
         seq: try row.int64(0),

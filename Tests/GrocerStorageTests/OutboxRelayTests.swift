@@ -78,8 +78,12 @@ import Testing
     #expect(await eventually(timeout: .seconds(10)) { publisher.published.count == 12 })
     await relay.shutdown()
 
-    #expect(publisher.published == (0..<12).map { message($0) })
-    #expect(publisher.calls == 3 + 3)
+    // Two batches are at the publisher at once, so one may be confirmed while an earlier one
+    // failed and waits for its retry: every message goes out once, not always in order
+    // (consumers keep the newest per subject by `sequence`).
+    #expect(publisher.published.count == 12)
+    #expect(Set(publisher.published.map(\.messageID)) == Set((0..<12).map { message($0).messageID }))
+    #expect(publisher.calls >= 3 + 3)
     #expect(try database.read { try Outbox.backlog(in: $0) } == 0)
     #expect(metrics.render().contains("outbox_publish_failures_total 3"))
   }
