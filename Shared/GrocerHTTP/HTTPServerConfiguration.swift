@@ -7,10 +7,12 @@ public struct HTTPServerConfiguration: Sendable {
   public var host: String
   /// 0 picks an ephemeral port; read the bound one from `HTTPServer.port`.
   public var port: Int
-  /// MHD worker threads, each polling its own share of connections; default two per core. With
-  /// one per core, a thread descheduled for another process (the broker, a load generator) left
-  /// its share unserved meanwhile: stock lookups on 2 cores went from 0.70× nginx with 2 threads
-  /// to 0.82–0.92× with 4 (measured; 8 gave 0.82–0.84×).
+  /// Worker threads (one MHD daemon each on a SO_REUSEPORT port, so the kernel spreads the
+  /// connections evenly), each polling its own share of connections; default two per core.
+  /// Measured on 2 cores with the stock lookup against nginx in the same run: 4 threads gave
+  /// 0.74–0.80× nginx's requests/s with p99 6.9–7.0 ms at 64 connections and 10 ms at 256;
+  /// 2 threads 0.68–0.83× with p99 4.9 ms and 7.7–8.1 ms. `GROCER_HTTP_THREADS=2` trades ~8% of
+  /// requests/s for a third less tail latency.
   public var threadPoolSize: Int
   /// Connections held at once. Past it the oldest connection waiting for a request is closed to
   /// make room (a new one is refused only when all are busy), so idle connections cannot lock
