@@ -129,6 +129,7 @@ public final class CheckoutSaga: Sendable {
       do {
         let started = ContinuousClock.now
         let known: OrderRecord?
+        let handedOn = inHand != nil
         if let inHand {
           known = inHand
         } else {
@@ -136,7 +137,7 @@ public final class CheckoutSaga: Sendable {
         }
         inHand = nil
         guard let order = known else { return .unavailable(.orderNotFound(orderId)) }
-        next = try await step(order)
+        next = try await step(order, handedOn: handedOn)
         stepDurations[order.step]?.observe(Self.seconds(ContinuousClock.now - started))
       } catch {
         logger.warning(
@@ -152,10 +153,11 @@ public final class CheckoutSaga: Sendable {
     }
   }
 
-  private func step(_ order: OrderRecord) async throws -> Next {
+  /// `handedOn`: the previous step of this drive just recorded `order` (not read from storage).
+  private func step(_ order: OrderRecord, handedOn: Bool) async throws -> Next {
     switch order.step {
     case .received: return try await price(order)
-    case .priced: return try await reserve(order)
+    case .priced: return try await reserve(order, firstAsk: handedOn)
     case .reserved: return try await charge(order)
     case .charging: return try await resumeCharge(order)
     case .needsAction: return try await awaitVerdict(order)
@@ -211,7 +213,10 @@ public final class CheckoutSaga: Sendable {
 
   // MARK: - Step 3: the reservation
 
-  private func reserve(_ order: OrderRecord) async throws -> Next {
+  /// `firstAsk`: pricing has just been recorded in this drive, so StockService was never asked
+  /// for this order. Otherwise an earlier drive (before a crash, or one whose record of the
+  /// answer failed) may have made the reservation.
+  private func reserve(_ order: OrderRecord, firstAsk: Bool) async throws -> Next {
     guard let cart = order.cart else {
       throw OrderStoreError("order \(order.orderId) was priced without a cart")
     }
@@ -223,8 +228,10 @@ public final class CheckoutSaga: Sendable {
           lines: cart.lines.map { ReservationLine(sku: $0.sku, quantity: $0.quantity) },
           correlationId: order.correlationID))
     } catch RemoteCallError.notSent {
+      // Not sent now; but unless this is the first ask, an earlier one may hold the goods:
+      // release them (keyed by order id, releasing nothing is harmless).
       return try await giveUp(
-        order, compensate: false, reason: "stockUnavailable", "StockService is unreachable")
+        order, compensate: !firstAsk, reason: "stockUnavailable", "StockService is unreachable")
     } catch {
       // It may have been made: release it (keyed by order id, so releasing nothing is harmless).
       return try await giveUp(
