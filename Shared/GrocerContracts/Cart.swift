@@ -409,20 +409,9 @@ extension CartView {
     out.key("lines")
     out.beginArray()
     for line in lines {
-      out.beginObject()
-      out.key("deposit")
-      if let deposit = line.deposit { out.money(deposit) } else { out.null() }
-      out.key("lineTotal")
-      out.money(line.lineTotal)
-      out.key("name")
-      out.string(line.name)
-      out.key("quantity")
-      out.int(line.quantity)
-      out.key("sku")
-      out.string(line.sku)
-      out.key("unitPrice")
-      out.money(line.unitPrice)
-      out.endObject()
+      out.pricedLine(
+        sku: line.sku, name: line.name, quantity: line.quantity, unitPrice: line.unitPrice,
+        deposit: line.deposit, lineTotal: line.lineTotal, absentDeposit: .null)
     }
     out.endArray()
     out.key("promo")
@@ -536,14 +525,7 @@ extension CartChanged {
     out.string(hub)
     out.key("lines")
     out.beginArray()
-    for line in lines {
-      out.beginObject()
-      out.key("quantity")
-      out.int(line.quantity)
-      out.key("sku")
-      out.string(line.sku)
-      out.endObject()
-    }
+    for line in lines { out.skuQuantity(sku: line.sku, quantity: line.quantity) }
     out.endArray()
     if let promo {
       out.key("promo")
@@ -557,5 +539,47 @@ extension CartChanged {
     out.int(version)
     out.endObject()
     return out.bytes
+  }
+}
+
+/// Writers the contracts' hand-written JSON shares, keys in sorted order.
+extension JSONBytes {
+  /// What to write for a line without a deposit.
+  enum AbsentField { case null, omitted }
+
+  /// A priced line: `{deposit, lineTotal, name, quantity, sku, unitPrice}`.
+  mutating func pricedLine(
+    sku: SKU, name: String, quantity: Int, unitPrice: Money, deposit: Money?, lineTotal: Money,
+    absentDeposit: AbsentField
+  ) {
+    beginObject()
+    if let deposit {
+      key("deposit")
+      money(deposit)
+    } else if absentDeposit == .null {
+      key("deposit")
+      null()
+    }
+    key("lineTotal")
+    money(lineTotal)
+    key("name")
+    string(name)
+    key("quantity")
+    int(quantity)
+    key("sku")
+    string(sku)
+    key("unitPrice")
+    money(unitPrice)
+    endObject()
+  }
+
+  /// `{quantity, sku}`: a line as cart events and reservations carry it.
+  mutating func skuQuantity(sku: SKU, quantity: Int) {
+    beginObject()
+    key("quantity")
+    int(quantity)
+    key("sku")
+    string(sku)
+    endObject()
   }
 }

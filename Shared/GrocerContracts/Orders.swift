@@ -106,22 +106,9 @@ extension OrderConfirmed {
     out.key("lines")
     out.beginArray()
     for line in lines {
-      out.beginObject()
-      if let deposit = line.deposit {
-        out.key("deposit")
-        out.money(deposit)
-      }
-      out.key("lineTotal")
-      out.money(line.lineTotal)
-      out.key("name")
-      out.string(line.name)
-      out.key("quantity")
-      out.int(line.quantity)
-      out.key("sku")
-      out.string(line.sku)
-      out.key("unitPrice")
-      out.money(line.unitPrice)
-      out.endObject()
+      out.pricedLine(
+        sku: line.sku, name: line.name, quantity: line.quantity, unitPrice: line.unitPrice,
+        deposit: line.deposit, lineTotal: line.lineTotal, absentDeposit: .omitted)
     }
     out.endArray()
     out.key("orderId")

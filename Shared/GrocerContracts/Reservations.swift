@@ -117,14 +117,7 @@ extension ReservationRequest {
     out.string(hub)
     out.key("lines")
     out.beginArray()
-    for line in lines {
-      out.beginObject()
-      out.key("quantity")
-      out.int(line.quantity)
-      out.key("sku")
-      out.string(line.sku)
-      out.endObject()
-    }
+    for line in lines { out.skuQuantity(sku: line.sku, quantity: line.quantity) }
     out.endArray()
     out.key("orderId")
     out.string(orderId)
