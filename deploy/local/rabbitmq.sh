@@ -20,6 +20,8 @@
 #   GROCER_RABBITMQ_NODENAME     node name (default grocer@localhost)
 #   GROCER_RABBITMQ_MANAGEMENT   1 enables the management plugin on 127.0.0.1:15672 (slower start)
 #   GROCER_VAR_DIR               state folder (default <project>/var); the node lives in its rabbitmq/
+#   GROCER_RABBITMQ_BUSY_WAIT    1 keeps Erlang's scheduler busy-waiting (off by default: on a few
+#                                shared cores it took CPU the services needed)
 #
 # See /work/shared/PLATFORM.md: the /usr/sbin wrappers switch user, so we call the scripts in
 # /usr/lib/rabbitmq/bin directly with an environment that keeps everything in one folder.
