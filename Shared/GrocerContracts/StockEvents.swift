@@ -155,3 +155,71 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
   }
 
 }
+
+// MARK: - Read by hand (every cart-service delivery of these decodes one)
+
+extension StockChanged: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var hub: HubID?
+    var sku: SKU?
+    var name: String?
+    var available: Int?
+    var price: Money?
+    var deposit: Money?
+    var unitPrice: UnitPrice?
+    var reason: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "hub": hub = try reader.readString()
+      case "sku": sku = try reader.readString()
+      case "name": name = try reader.readString()
+      case "available": available = try reader.readInt()
+      case "price": price = try Money(reading: &reader)
+      case "deposit": deposit = reader.readNull() ? nil : try Money(reading: &reader)
+      case "unitPrice": unitPrice = reader.readNull() ? nil : try UnitPrice(reading: &reader)
+      case "reason": reason = reader.readNull() ? nil : try reader.readString()
+      default: try reader.skipValue()
+      }
+    }
+    guard let hub, let sku, let name, let available, let price else {
+      throw JSONReader.Failure("stock.changed needs hub, sku, name, available and price")
+    }
+    self.init(
+      hub: hub, sku: sku, name: name, available: available, price: price, deposit: deposit,
+      unitPrice: unitPrice, reason: reason)
+  }
+}
+
+extension UnitPrice: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var amount: Money?
+    var per: Unit?
+    try reader.readObject { reader, key in
+      switch key {
+      case "amount": amount = try Money(reading: &reader)
+      case "per": per = Unit(rawValue: try reader.readString())
+      default: try reader.skipValue()
+      }
+    }
+    guard let amount, let per else { throw JSONReader.Failure("unitPrice needs amount and a known per") }
+    self.init(amount: amount, per: per)
+  }
+}
+
+extension OrderOutcome: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var orderId: String?
+    var hub: HubID?
+    var userId: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "orderId": orderId = try reader.readString()
+      case "hub": hub = reader.readNull() ? nil : try reader.readString()
+      case "userId": userId = reader.readNull() ? nil : try reader.readString()
+      default: try reader.skipValue()
+      }
+    }
+    guard let orderId else { throw JSONReader.Failure("an order outcome needs orderId") }
+    self.init(orderId: orderId, hub: hub, userId: userId)
+  }
+}

@@ -39,6 +39,52 @@ import Testing
     #expect(try JSON.decode(EventEnvelope.self, from: message.body).payload(as: StockChanged.self) == payload)
   }
 
+  @Test(arguments: [
+    StockChanged(
+      hub: "h1", sku: "p1", name: "Club-Mate \"Original\" \\ ü 😀", available: 0, price: eur(119),
+      deposit: eur(25), unitPrice: UnitPrice(amount: eur(238), per: .litre), reason: "damaged"),
+    StockChanged(hub: "h2", sku: "p2", name: "Äpfel", available: 1234, price: eur(0)),
+  ])
+  func stockChangedIsReadByHandAsTheDecoderReadsIt(payload: StockChanged) throws {
+    let message = payload.message(
+      id: "e1", occurredAt: date("2026-10-20T18:42:00Z"), correlationId: "r1", version: 9)
+    let byHand = try TypedEventEnvelope<StockChanged>.decode(message.body, type: "stock.changed")
+    let byDecoder = try JSON.decode(TypedEventEnvelope<StockChanged>.self, from: message.body)
+    var reader = JSONReader(payload.jsonBytes)
+    #expect(try StockChanged(reading: &reader) == payload)
+    #expect(byHand.payload == payload)
+    #expect(byHand.payload == byDecoder.payload)
+    #expect(byHand.id == "e1" && byHand.sequence == 9 && byHand.correlationId == "r1")
+    #expect(byHand.subject == "h1/p1" || byHand.subject == "h2/p2")
+    #expect(byHand.occurredAt == byDecoder.occurredAt)
+  }
+
+  @Test func whatTheReaderRefusesGetsTheDecodersOwnError() throws {
+    // No `sku`: the hand reader refuses, and the caller sees JSONDecoder's error.
+    let body = Data(
+      #"{"data":{"available":1,"hub":"h1","name":"x","price":{"currency":"EUR","minorUnits":1}},"id":"e","occurredAt":"2026-10-20T18:42:00Z","sequence":1,"source":"stock-service","subject":"h1/p1","type":"stock.changed"}"#
+        .utf8)
+    #expect(throws: DecodingError.self) {
+      try TypedEventEnvelope<StockChanged>.decode(body, type: "stock.changed")
+    }
+    // Another type than the routing key's is refused either way.
+    let good = StockChanged(hub: "h1", sku: "p1", name: "x", available: 1, price: eur(1))
+      .message(id: "e", occurredAt: Date(), correlationId: nil, version: 1).body
+    #expect(throws: DecodingError.self) {
+      try TypedEventEnvelope<StockChanged>.decode(good, type: "hub.changed")
+    }
+  }
+
+  @Test func orderOutcomesAreReadByHandIgnoringTheRestOfThePayload() throws {
+    let body = Data(
+      #"{"correlationId":null,"data":{"cartVersion":3,"hub":"h1","lines":[{"sku":"p1"}],"orderId":"o1","totals":{},"userId":"u1"},"id":"e","occurredAt":"2026-10-20T18:42:00Z","sequence":1,"source":"order-service","subject":"o1","type":"order.confirmed"}"#
+        .utf8)
+    let envelope = try TypedEventEnvelope<OrderOutcome>.decode(body, type: "order.confirmed")
+    #expect(envelope.payload == OrderOutcome(orderId: "o1", hub: "h1", userId: "u1"))
+    #expect(envelope.correlationId == nil)
+    #expect(try JSON.decode(TypedEventEnvelope<OrderOutcome>.self, from: body).payload == envelope.payload)
+  }
+
   @Test func theHandWrittenReservationRequestIsTheEncodersBytes() throws {
     for request in [
       ReservationRequest(
