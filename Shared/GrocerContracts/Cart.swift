@@ -542,6 +542,143 @@ extension CartChanged {
   }
 }
 
+// MARK: - Read by hand (OrderService reads a cart reply for every checkout)
+
+extension CartCheckoutReply: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var cart: CartView?
+    var matches: Bool?
+    var error: RemoteError?
+    try reader.readObject { reader, key in
+      switch key {
+      case "cart": cart = reader.readNull() ? nil : try CartView(reading: &reader)
+      case "matches": matches = try reader.readBool()
+      case "error":
+        if reader.readNull() { return }
+        var code: String?
+        var detail: String?
+        try reader.readObject { reader, key in
+          switch key {
+          case "code": code = try reader.readString()
+          case "detail": detail = try reader.readString()
+          default: try reader.skipValue()
+          }
+        }
+        guard let code, let detail else { throw JSONReader.Failure("an error needs code and detail") }
+        error = RemoteError(code: code, detail: detail)
+      default: try reader.skipValue()
+      }
+    }
+    guard let matches else { throw JSONReader.Failure("a checkout reply needs matches") }
+    self.init(cart: cart, matches: matches, error: error)
+  }
+}
+
+extension CartView: JSONReadable {
+  /// The carts a checkout goes on with: no adjustments and no blocker. Any other cart is left to
+  /// `JSONDecoder` (the reader refuses it), which knows every adjustment and blocker.
+  public init(reading reader: inout JSONReader) throws {
+    var hub: HubID?
+    var version: Int64?
+    var lines: [CartLineView] = []
+    var promo: CartPromoView?
+    var totals: CartTotals?
+    var sawLines = false
+    var sawAdjustments = false
+    try reader.readObject { reader, key in
+      switch key {
+      case "hub": hub = try reader.readString()
+      case "version": version = try reader.readInt64()
+      case "lines":
+        sawLines = true
+        try reader.readArray { reader in lines.append(try CartLineView(reading: &reader)) }
+      case "adjustments":
+        sawAdjustments = true
+        try reader.readArray { _ in throw JSONReader.Failure("adjustments are left to JSONDecoder") }
+      case "promo": promo = reader.readNull() ? nil : try CartPromoView(reading: &reader)
+      case "totals": totals = try CartTotals(reading: &reader)
+      case "blocker":
+        guard reader.readNull() else { throw JSONReader.Failure("blockers are left to JSONDecoder") }
+      default: try reader.skipValue()
+      }
+    }
+    guard let hub, let version, let totals, sawLines, sawAdjustments else {
+      throw JSONReader.Failure("a cart needs hub, version, lines, adjustments and totals")
+    }
+    self.init(
+      hub: hub, version: version, lines: lines, adjustments: [], promo: promo, totals: totals, blocker: nil)
+  }
+}
+
+extension CartLineView: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var sku: SKU?
+    var name: String?
+    var quantity: Int?
+    var unitPrice: Money?
+    var deposit: Money?
+    var lineTotal: Money?
+    try reader.readObject { reader, key in
+      switch key {
+      case "sku": sku = try reader.readString()
+      case "name": name = try reader.readString()
+      case "quantity": quantity = try reader.readInt()
+      case "unitPrice": unitPrice = try Money(reading: &reader)
+      case "deposit": deposit = reader.readNull() ? nil : try Money(reading: &reader)
+      case "lineTotal": lineTotal = try Money(reading: &reader)
+      default: try reader.skipValue()
+      }
+    }
+    guard let sku, let name, let quantity, let unitPrice, let lineTotal else {
+      throw JSONReader.Failure("a cart line needs sku, name, quantity, unitPrice and lineTotal")
+    }
+    self.init(
+      sku: sku, name: name, quantity: quantity, unitPrice: unitPrice, deposit: deposit, lineTotal: lineTotal)
+  }
+}
+
+extension CartPromoView: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var code: String?
+    var description: String?
+    var applied: Bool?
+    var notice: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "code": code = try reader.readString()
+      case "description": description = try reader.readString()
+      case "applied": applied = try reader.readBool()
+      case "notice": notice = reader.readNull() ? nil : try reader.readString()
+      default: try reader.skipValue()
+      }
+    }
+    guard let code, let description, let applied else {
+      throw JSONReader.Failure("a promo needs code, description and applied")
+    }
+    self.init(code: code, description: description, applied: applied, notice: notice)
+  }
+}
+
+extension CartTotals: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var amounts: [String: Money] = [:]
+    try reader.readObject { reader, key in
+      switch key {
+      case "subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total":
+        amounts[key] = try Money(reading: &reader)
+      default: try reader.skipValue()
+      }
+    }
+    guard let subtotal = amounts["subtotal"], let deposit = amounts["deposit"],
+      let deliveryFee = amounts["deliveryFee"], let smallBasketFee = amounts["smallBasketFee"],
+      let discount = amounts["discount"], let total = amounts["total"]
+    else { throw JSONReader.Failure("totals need all six amounts") }
+    self.init(
+      subtotal: subtotal, deposit: deposit, deliveryFee: deliveryFee, smallBasketFee: smallBasketFee,
+      discount: discount, total: total)
+  }
+}
+
 /// Writers the contracts' hand-written JSON shares, keys in sorted order.
 extension JSONBytes {
   /// What to write for a line without a deposit.

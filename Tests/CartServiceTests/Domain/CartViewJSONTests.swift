@@ -215,6 +215,25 @@ import Testing
     }
   }
 
+  @Test(arguments: roundTrips)
+  func aCheckoutReplyIsReadByHandOrLeftToTheDecoder(view: CartView) throws {
+    for reply in [
+      CartCheckoutReply(cart: view, matches: true),
+      CartCheckoutReply(cart: nil, matches: false, error: RemoteError(code: "unknownHub", detail: "no h9")),
+    ] {
+      let bytes = reply.jsonBytes()
+      var reader = JSONReader(bytes)
+      let simple = reply.cart.map { $0.adjustments.isEmpty && $0.blocker == nil } ?? true
+      if simple {
+        #expect(try CartCheckoutReply(reading: &reader) == reply)
+      } else {
+        // Adjustments and blockers are JSONDecoder's: the reader refuses them.
+        #expect(throws: JSONReader.Failure.self) { try CartCheckoutReply(reading: &reader) }
+      }
+      #expect(try JSON.decode(CartCheckoutReply.self, from: Data(bytes)) == reply)
+    }
+  }
+
   @Test func theHandWrittenCheckoutRequestIsTheEncodersBytes() throws {
     for request in [
       CartCheckoutRequest(kind: .price, userId: "u\"1", hub: "h1", cartVersion: 7, correlationId: "r-1"),
