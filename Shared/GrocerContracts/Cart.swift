@@ -553,19 +553,7 @@ extension CartCheckoutReply: JSONReadable {
       switch key {
       case "cart": cart = reader.readNull() ? nil : try CartView(reading: &reader)
       case "matches": matches = try reader.readBool()
-      case "error":
-        if reader.readNull() { return }
-        var code: String?
-        var detail: String?
-        try reader.readObject { reader, key in
-          switch key {
-          case "code": code = try reader.readString()
-          case "detail": detail = try reader.readString()
-          default: try reader.skipValue()
-          }
-        }
-        guard let code, let detail else { throw JSONReader.Failure("an error needs code and detail") }
-        error = RemoteError(code: code, detail: detail)
+      case "error": error = reader.readNull() ? nil : try RemoteError(reading: &reader)
       default: try reader.skipValue()
       }
     }

@@ -1,3 +1,5 @@
+import GrocerCore
+
 /// Request/reply on the queue `stock.catalogue`: StockService's current hubs and products, for a
 /// service that keeps a copy fed by `hub.changed`/`stock.changed` and finds it empty (first start,
 /// a queue created after the events were sent). The copy is filled without reading
@@ -79,4 +81,20 @@ public struct RemoteError: Codable, Hashable, Sendable, Error, CustomStringConve
   }
 
   public var description: String { "\(code): \(detail)" }
+}
+
+extension RemoteError: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var code: String?
+    var detail: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "code": code = try reader.readString()
+      case "detail": detail = try reader.readString()
+      default: try reader.skipValue()
+      }
+    }
+    guard let code, let detail else { throw JSONReader.Failure("an error needs code and detail") }
+    self.init(code: code, detail: detail)
+  }
 }

@@ -125,3 +125,86 @@ extension ReservationRequest {
     return out.bytes
   }
 }
+
+// MARK: - Read by hand (one request and one reply per checkout)
+
+extension ReservationRequest: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var orderId: String?
+    var hub: HubID?
+    var lines: [ReservationLine]?
+    var correlationId: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "orderId": orderId = try reader.readString()
+      case "hub": hub = try reader.readString()
+      case "correlationId": correlationId = reader.readNull() ? nil : try reader.readString()
+      case "lines":
+        var read: [ReservationLine] = []
+        try reader.readArray { reader in
+          var sku: SKU?
+          var quantity: Int?
+          try reader.readObject { reader, key in
+            switch key {
+            case "sku": sku = try reader.readString()
+            case "quantity": quantity = try reader.readInt()
+            default: try reader.skipValue()
+            }
+          }
+          guard let sku, let quantity else { throw JSONReader.Failure("a line needs sku and quantity") }
+          read.append(ReservationLine(sku: sku, quantity: quantity))
+        }
+        lines = read
+      default: try reader.skipValue()
+      }
+    }
+    guard let orderId, let hub, let lines else {
+      throw JSONReader.Failure("a reservation request needs orderId, hub and lines")
+    }
+    self.init(orderId: orderId, hub: hub, lines: lines, correlationId: correlationId)
+  }
+}
+
+extension ReservationReply: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var orderId: String?
+    var status: Status?
+    var shortfall: [Shortfall]?
+    var expiresAt: Date?
+    var error: RemoteError?
+    try reader.readObject { reader, key in
+      switch key {
+      case "orderId": orderId = try reader.readString()
+      case "status": status = Status(rawValue: try reader.readString())
+      case "expiresAt": expiresAt = reader.readNull() ? nil : try reader.readDate()
+      case "error": error = reader.readNull() ? nil : try RemoteError(reading: &reader)
+      case "shortfall":
+        if reader.readNull() { return }
+        var lines: [Shortfall] = []
+        try reader.readArray { reader in
+          var sku: SKU?
+          var requested: Int?
+          var available: Int?
+          try reader.readObject { reader, key in
+            switch key {
+            case "sku": sku = try reader.readString()
+            case "requested": requested = try reader.readInt()
+            case "available": available = try reader.readInt()
+            default: try reader.skipValue()
+            }
+          }
+          guard let sku, let requested, let available else {
+            throw JSONReader.Failure("a shortfall needs sku, requested and available")
+          }
+          lines.append(Shortfall(sku: sku, requested: requested, available: available))
+        }
+        shortfall = lines
+      default: try reader.skipValue()
+      }
+    }
+    guard let orderId, let status else {
+      throw JSONReader.Failure("a reservation reply needs orderId and a known status")
+    }
+    self.init(orderId: orderId, status: status, shortfall: shortfall, expiresAt: expiresAt, error: error)
+  }
+}

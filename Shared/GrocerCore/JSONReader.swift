@@ -283,3 +283,13 @@ extension Money: JSONReadable {
     self.init(minorUnits: minorUnits, currency: currency)
   }
 }
+
+extension JSON {
+  /// `T` read by hand with its `JSONReadable` reader; if the reader refuses the bytes,
+  /// `JSONDecoder` decodes them (and throws its own error if it refuses them too).
+  public static func read<T: Decodable & JSONReadable>(_ type: T.Type, from data: Data) throws -> T {
+    var reader = JSONReader(data)
+    if let value = try? T(reading: &reader), (try? reader.finish()) != nil { return value }
+    return try decode(type, from: data)
+  }
+}

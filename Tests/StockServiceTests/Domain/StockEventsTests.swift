@@ -85,6 +85,27 @@ import Testing
     #expect(try JSON.decode(TypedEventEnvelope<OrderOutcome>.self, from: body).payload == envelope.payload)
   }
 
+  @Test func reservationRepliesAndRequestsAreReadByHandAsTheDecoderReadsThem() throws {
+    for reply in [
+      ReservationReply.reserved(orderId: "o1", expiresAt: date("2026-10-20T18:52:00Z")),
+      ReservationReply.shortfall(orderId: "o2", [.init(sku: "p1", requested: 3, available: 1)]),
+      ReservationReply(
+        orderId: "o3", status: .rejected, error: RemoteError(code: "unknownHub", detail: "no \"h9\"")),
+    ] {
+      let data = try JSON.encode(reply)
+      var reader = JSONReader(data)
+      #expect(try ReservationReply(reading: &reader) == reply)
+      #expect(try JSON.read(ReservationReply.self, from: data) == reply)
+    }
+    let request = ReservationRequest(
+      orderId: "o1", hub: "h1", lines: [ReservationLine(sku: "p1", quantity: 2)], correlationId: "r")
+    var reader = JSONReader(request.jsonBytes)
+    #expect(try ReservationRequest(reading: &reader) == request)
+    // What the reader refuses, the decoder judges: an unknown status is its error.
+    let odd = Data(#"{"orderId":"o","status":"maybe"}"#.utf8)
+    #expect(throws: DecodingError.self) { try JSON.read(ReservationReply.self, from: odd) }
+  }
+
   @Test func theHandWrittenReservationRequestIsTheEncodersBytes() throws {
     for request in [
       ReservationRequest(

@@ -33,7 +33,7 @@ public struct BrokerCheckoutClients: CheckoutClients {
   }
 
   /// `request`: the request's JSON (each request type writes its own, by hand).
-  private func ask<Reply: Decodable>(
+  private func ask<Reply: Decodable & JSONReadable>(
     _ queue: String, _ request: [UInt8], as type: Reply.Type
   ) async throws -> Reply {
     let reply: Data
@@ -46,13 +46,6 @@ public struct BrokerCheckoutClients: CheckoutClients {
     } catch {
       throw RemoteCallError.noAnswer
     }
-    // A reply type that reads itself is read by hand; what the reader refuses goes to JSONDecoder.
-    if let readable = Reply.self as? any JSONReadable.Type {
-      var reader = JSONReader(reply)
-      if let value = try? readable.init(reading: &reader) as? Reply, (try? reader.finish()) != nil {
-        return value
-      }
-    }
-    do { return try JSON.decode(type, from: reply) } catch { throw RemoteCallError.noAnswer }
+    do { return try JSON.read(type, from: reply) } catch { throw RemoteCallError.noAnswer }
   }
 }

@@ -96,7 +96,7 @@ struct ReservationResponder: Sendable {
   func handle(_ delivery: AMQPDelivery) async -> Data {
     let reply: ReservationReply
     do {
-      let request = try JSON.decode(ReservationRequest.self, from: delivery.body)
+      let request = try JSON.read(ReservationRequest.self, from: delivery.body)
       do {
         let store = self.store
         let correlationID = request.correlationId ?? delivery.correlationID
