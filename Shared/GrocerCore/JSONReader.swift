@@ -144,15 +144,69 @@ public struct JSONReader {
 
   public mutating func readInt64() throws -> Int64 { Int64(try readInt()) }
 
+  /// RFC 8259's number grammar, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, finite only.
   public mutating func readDouble() throws -> Double {
     skipWhitespace()
     let start = index
-    while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
-    guard index > start, bytes[start] != UInt8(ascii: "+"),
-      let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)),
-      value.isFinite
-    else { throw Failure("expected a number at byte \(start)") }
+    let negative = consume(UInt8(ascii: "-"))
+    let integerStart = index
+    if consume(UInt8(ascii: "0")) {
+      // A leading zero stands alone.
+    } else if skipDigits() == 0 {
+      throw Failure("expected a number at byte \(start)")
+    }
+    var isInteger = true
+    if consume(UInt8(ascii: ".")) {
+      isInteger = false
+      if skipDigits() == 0 { throw Failure("expected digits after . at byte \(index)") }
+    }
+    if consume(UInt8(ascii: "e")) || consume(UInt8(ascii: "E")) {
+      isInteger = false
+      if !consume(UInt8(ascii: "+")) { _ = consume(UInt8(ascii: "-")) }
+      if skipDigits() == 0 { throw Failure("expected an exponent at byte \(index)") }
+    }
+    // Fast path for whole numbers (times such as `exp`): up to 15 digits are exact in a Double.
+    if isInteger, index - integerStart <= 15 {
+      var value = 0
+      for offset in integerStart..<index { value = value &* 10 &+ Int(bytes[offset] &- UInt8(ascii: "0")) }
+      return Double(negative ? -value : value)
+    }
+    guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
+      throw Failure("number out of range at byte \(start)")
+    }
     return value
+  }
+
+  /// Any value as a `JSONValue` tree. Refuses duplicate keys (two parsers could read them
+  /// differently) and nesting deeper than `maximumDepth`.
+  public mutating func readValue(maximumDepth: Int = 64) throws -> JSONValue {
+    try readValue(depth: 0, maximumDepth: maximumDepth)
+  }
+
+  private mutating func readValue(depth: Int, maximumDepth: Int) throws -> JSONValue {
+    guard depth <= maximumDepth else { throw Failure("nested deeper than \(maximumDepth)") }
+    skipWhitespace()
+    switch peek() {
+    case UInt8(ascii: "{")?:
+      var object: [String: JSONValue] = [:]
+      try readObject { reader, key in
+        let value = try reader.readValue(depth: depth + 1, maximumDepth: maximumDepth)
+        guard object.updateValue(value, forKey: key) == nil else { throw Failure("duplicate key \(key)") }
+      }
+      return .object(object)
+    case UInt8(ascii: "[")?:
+      var array: [JSONValue] = []
+      try readArray { reader in
+        array.append(try reader.readValue(depth: depth + 1, maximumDepth: maximumDepth))
+      }
+      return .array(array)
+    case UInt8(ascii: "\"")?: return .string(try readString())
+    case UInt8(ascii: "t")?, UInt8(ascii: "f")?: return .bool(try readBool())
+    case UInt8(ascii: "n")?:
+      guard readNull() else { throw Failure("expected null at byte \(index)") }
+      return .null
+    default: return .number(try readDouble())
+    }
   }
 
   public mutating func readBool() throws -> Bool {
@@ -246,16 +300,21 @@ public struct JSONReader {
     return value
   }
 
-  private static func isNumberByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-      UInt8(ascii: "e"), UInt8(ascii: "E"):
-      true
-    default: false
-    }
+  private mutating func consume(_ byte: UInt8) -> Bool {
+    guard peek() == byte else { return false }
+    index += 1
+    return true
   }
 
+  private mutating func skipDigits() -> Int {
+    let start = index
+    while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+    return index - start
+  }
+
+  /// ASCII (nearly every key and value) skips the generic validating initialiser, slow on Linux.
   private static func validUTF8(_ slice: ArraySlice<UInt8>) throws -> String {
+    if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
     guard let text = String(validating: slice, as: UTF8.self) else { throw Failure("invalid UTF-8") }
     return text
   }
