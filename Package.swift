@@ -52,6 +52,10 @@ let package = Package(
       path: "Benchmarks/outbox-relay/Sources"),
 
     .executableTarget(
+      name: "grocer-bench-stock-path", dependencies: ["StockService", "GrocerHTTP", "GrocerCore"],
+      path: "Benchmarks/stock-lookup/Sources"),
+
+    .executableTarget(
       name: "grocer-bench-cart-store", dependencies: ["CartService", "GrocerContracts", "GrocerCore"],
       path: "Benchmarks/cart/Sources"),
 

@@ -9,6 +9,7 @@
 #   BENCH_SERVICE_PORT  18081          BENCH_NGINX_PORT 18090   BENCH_HUB h1
 #   BENCH_REPLY_BYTES   static size when the service is not measured (default 400)
 #   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
+#   BENCH_PATH_REQUESTS requests per thread of the in-process path measure (default 300000)
 #   GROCER_BIN_DIR      where stock-service and grocer-token are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
 set -euo pipefail
@@ -206,6 +207,16 @@ done
 echo "(cpu: CPU time, user + system, each server used per answered request; less noisy than r/s)"
 if [[ -n "$RSS_KB" ]]; then
   echo "service RSS after the run: $((RSS_KB / 1024)) MB ($RSS_KB kB)"
+fi
+
+# --- The service's own share: the same paths through the router, middleware and memory handler
+# in-process (no sockets, no libmicrohttpd), on one thread and on two at once.
+if want service && [[ -x "$BIN_DIR/grocer-bench-stock-path" ]]; then
+  path_out="$("$BIN_DIR/grocer-bench-stock-path" "${BENCH_PATH_REQUESTS:-300000}" "$WORK/paths.txt" 2>&1)" ||
+    { echo "$path_out" >&2; die "grocer-bench-stock-path failed"; }
+  one="$(sed -n 's/^RESULT threads=1 ns_per_request=\([0-9]*\).*/\1/p' <<<"$path_out")"
+  two="$(sed -n 's/^RESULT threads=2 ns_per_request=\([0-9]*\).*/\1/p' <<<"$path_out")"
+  echo "in-process path (router, middleware, memory handler; no sockets): $one ns/request on 1 thread, $two ns on each of 2 at once"
 fi
 
 # --- Verdict against the targets (informational: a benchmark is a command, not a test).

@@ -96,8 +96,11 @@ public final class MetricsRegistry: Sendable {
 
 /// A value that only goes up.
 public final class Counter: Sendable {
-  private let storage = Atomic<Int>(0)
+  @usableFromInline let storage = Atomic<Int>(0)
   init() {}
+  /// Inlinable: the HTTP hot path counts every request, and a call into this module from
+  /// another takes a reference count on the counter first.
+  @inlinable
   public func increment(by amount: Int = 1) { storage.add(amount, ordering: .relaxed) }
   public var value: Int { storage.load(ordering: .relaxed) }
 }
@@ -121,11 +124,11 @@ public final class Histogram: @unchecked Sendable {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
   ]
 
-  let buckets: [Double]
+  @usableFromInline let buckets: [Double]
   /// One count per bucket (not cumulative), then the count of all observations.
-  private let counts: UnsafeMutablePointer<Atomic<Int>>
+  @usableFromInline let counts: UnsafeMutablePointer<Atomic<Int>>
   /// The sum's bit pattern (a `Double`), updated by compare-and-exchange.
-  private let sumBits = Atomic<UInt64>(0.0.bitPattern)
+  @usableFromInline let sumBits = Atomic<UInt64>(0.0.bitPattern)
 
   init(buckets: [Double]) {
     self.buckets = buckets
@@ -138,6 +141,8 @@ public final class Histogram: @unchecked Sendable {
     counts.deallocate()
   }
 
+  /// Inlinable, as `Counter.increment` is.
+  @inlinable
   public func observe(_ value: Double) {
     if let index = buckets.firstIndex(where: { value <= $0 }) {
       counts[index].add(1, ordering: .relaxed)

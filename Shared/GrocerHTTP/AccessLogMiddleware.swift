@@ -5,7 +5,7 @@ import GrocerCore
 ///
 /// Logs at `.debug` by default so a busy hot path costs nothing unless the logger asks for it;
 /// the level check comes before any metadata is built.
-public struct AccessLogMiddleware: HTTPMiddleware {
+public final class AccessLogMiddleware: HTTPMiddleware {
   private let logger: Logger
   private let level: Logger.Level
 

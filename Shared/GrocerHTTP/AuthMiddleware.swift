@@ -6,7 +6,7 @@ import GrocerCore
 /// `WWW-Authenticate: Bearer`, and a valid token with a role the route does not accept is a 403.
 /// A public route (`.none`) never looks at the token. An `.optional` route sets the principal from a
 /// valid token and ignores an invalid one: a public resource never fails because of a stale token.
-public struct AuthMiddleware: HTTPMiddleware {
+public final class AuthMiddleware: HTTPMiddleware {
   private let verifier: any TokenVerifier
   private let logger: Logger
 

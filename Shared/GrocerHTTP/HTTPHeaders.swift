@@ -8,6 +8,12 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
   public init() { pairs = [] }
 
+  /// Empty, with room for `minimumCapacity` fields before the storage grows.
+  public init(minimumCapacity: Int) {
+    pairs = []
+    pairs.reserveCapacity(minimumCapacity)
+  }
+
   public init(_ pairs: [(String, String)]) {
     self.pairs = pairs.map { (name: $0.0, value: $0.1) }
   }
@@ -25,6 +31,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
   /// Every value for `name`, in order.
   public func values(for name: String) -> [String] {
     pairs.filter { Self.equalsIgnoringASCIICase($0.name, name) }.map(\.value)
+  }
+
+  /// Makes room for `minimumCapacity` fields in all.
+  public mutating func reserveCapacity(_ minimumCapacity: Int) {
+    pairs.reserveCapacity(minimumCapacity)
   }
 
   /// Appends a field, keeping any existing ones with the same name.

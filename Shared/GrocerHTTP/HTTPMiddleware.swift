@@ -5,7 +5,11 @@ import GrocerCore
 /// `before` runs in registration order once the route is known (so it can read `request.route`
 /// and `request.authRequirement`); throwing stops the chain and the error becomes the response.
 /// `after` runs in reverse order on every response, including 404/405 and thrown errors.
-public protocol HTTPMiddleware: Sendable {
+///
+/// Middleware are classes: the router runs each for every request on every transport thread,
+/// and handing a class along costs at most one reference count, where a struct holding a few
+/// references (a logger, a verifier) costs one for each, on counts shared by all threads.
+public protocol HTTPMiddleware: AnyObject, Sendable {
   func before(_ request: inout HTTPRequest) throws(HTTPError)
   func after(_ request: HTTPRequest, _ response: inout HTTPResponse)
 }

@@ -22,7 +22,7 @@ public struct HTTPRequest: Sendable {
   public var headers: HTTPHeaders
   public var body: [UInt8]
   /// Template parameters (`{hub}` → `h1`), percent-decoded; filled by the router.
-  public var pathParameters: [String: String] = [:]
+  public var pathParameters = PathParameters()
   /// Filled by `RequestIDMiddleware`.
   public var requestID: String = ""
   /// Filled by `AuthMiddleware` when a valid bearer token was presented.

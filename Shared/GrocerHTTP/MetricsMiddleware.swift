@@ -14,9 +14,22 @@ public final class MetricsMiddleware: HTTPMiddleware {
     var status: Int
   }
 
+  /// Both instruments of a (route, method, status), found with one lookup and handed out with
+  /// one reference count.
+  private final class Instruments: Sendable {
+    let counter: Counter
+    let histogram: Histogram
+
+    init(counter: Counter, histogram: Histogram) {
+      self.counter = counter
+      self.histogram = histogram
+    }
+  }
+
   private struct Cache {
-    /// Both instruments of a (route, method, status), found with one lookup.
-    var instruments: [CounterKey: (Counter, Histogram)] = [:]
+    /// Keeps the instruments alive; never emptied.
+    var owned: [Instruments] = []
+    var instruments: [CounterKey: Unretained<Instruments>] = [:]
   }
 
   private let registry: MetricsRegistry
@@ -33,9 +46,10 @@ public final class MetricsMiddleware: HTTPMiddleware {
       Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let route = request.route ?? "unmatched"
     let method = Self.isKnown(request.method) ? request.method : "OTHER"
-    let (counter, histogram) = instruments(route: route, method: method, status: response.status)
-    counter.increment()
-    histogram.observe(seconds)
+    instruments(route: route, method: method, status: response.status).with { found in
+      found.counter.increment()
+      found.histogram.observe(seconds)
+    }
   }
 
   private static func isKnown(_ method: String) -> Bool {
@@ -45,7 +59,7 @@ public final class MetricsMiddleware: HTTPMiddleware {
     }
   }
 
-  private func instruments(route: String, method: String, status: Int) -> (Counter, Histogram) {
+  private func instruments(route: String, method: String, status: Int) -> Unretained<Instruments> {
     let counterKey = CounterKey(route: route, method: method, status: status)
     if let found = cache.read({ $0.instruments[counterKey] }) { return found }
     let counter = registry.counter(
@@ -54,7 +68,13 @@ public final class MetricsMiddleware: HTTPMiddleware {
     let histogram = registry.histogram(
       "http_request_duration_seconds", help: "Time to answer HTTP requests, by route template.",
       labels: [("method", method), ("route", route)])
-    cache.write { $0.instruments[counterKey] = (counter, histogram) }
-    return (counter, histogram)
+    let made = Instruments(counter: counter, histogram: histogram)
+    return cache.write { cache in
+      // Another thread may have made them meanwhile (the registry hands both the same ones).
+      if let found = cache.instruments[counterKey] { return found }
+      cache.owned.append(made)
+      cache.instruments[counterKey] = Unretained(made)
+      return Unretained(made)
+    }
   }
 }

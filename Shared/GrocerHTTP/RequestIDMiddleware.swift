@@ -2,7 +2,7 @@ import GrocerCore
 
 /// Accepts the caller's `X-Request-ID` if it is sane (1–128 printable ASCII characters), else
 /// generates one; puts it in `request.requestID` and echoes it on the response.
-public struct RequestIDMiddleware: HTTPMiddleware {
+public final class RequestIDMiddleware: HTTPMiddleware {
   public static let headerName = "X-Request-ID"
   private let ids: any IDGenerator
 
@@ -11,6 +11,8 @@ public struct RequestIDMiddleware: HTTPMiddleware {
   }
 
   public func before(_ request: inout HTTPRequest) throws(HTTPError) {
+    // Already set when an immediate attempt handed the request on to the async path.
+    if !request.requestID.isEmpty { return }
     if let given = request.headers[Self.headerName], Self.isAcceptable(given) {
       request.requestID = given
     } else {

@@ -10,10 +10,26 @@ import Synchronization
 /// with another method a 405 with `Allow`; HEAD is answered by the GET route (the transport drops
 /// the body). Both go through the middleware, labelled `route == nil`.
 public struct Router: HTTPResponder {
-  private struct Entry: Sendable {
-    var template: String
-    var auth: AuthRequirement
-    var handler: Route.Handler
+  /// A route as the tree keeps it: a class, so finding it (every request) costs one reference
+  /// count, not one for each closure and string inside.
+  private final class Entry: Sendable {
+    let template: String
+    let auth: AuthRequirement
+    let handler: Route.Handler
+    /// The handler's memory part, if it has one: called from here (a `let` of a borrowed entry)
+    /// it takes no reference count, where taking it out of `handler` does.
+    let fromMemory: Route.MemoryHandler?
+
+    init(template: String, auth: AuthRequirement, handler: Route.Handler) {
+      self.template = template
+      self.auth = auth
+      self.handler = handler
+      if case .memoryFirst(let fromMemory, _) = handler {
+        self.fromMemory = fromMemory
+      } else {
+        fromMemory = nil
+      }
+    }
   }
 
   /// One segment position in the tree. Routes live on the node where their template ends.
@@ -29,12 +45,17 @@ public struct Router: HTTPResponder {
   /// Paths matched before, so a path seen again (every stock lookup of a hub) costs one
   /// dictionary lookup instead of splitting, decoding and walking the tree.
   private var seen = SeenPaths()
-  private let middleware: [any HTTPMiddleware]
+  /// Keeps the middleware alive for `hooks`.
+  private let middleware: [MiddlewareHook]
+  /// The same middleware, called without reference counting: every request calls each twice,
+  /// from every transport thread.
+  private let hooks: [Unretained<MiddlewareHook>]
   private let logger: Logger
 
   /// `middleware` runs in this order before the handler and in reverse after it.
   public init(middleware: [any HTTPMiddleware] = [], logger: Logger) {
-    self.middleware = middleware
+    self.middleware = middleware.map(MiddlewareHook.init)
+    self.hooks = self.middleware.map(Unretained.init)
     self.logger = logger
   }
 
@@ -126,23 +147,26 @@ public struct Router: HTTPResponder {
 
   // MARK: Answering
 
+  /// The route found for a request. Its entry is kept alive by the route tree (`root`), which
+  /// only ever grows, so it is referred to without a reference count.
   private enum Resolution {
-    case handler(Entry)
+    case handler(Unretained<Entry>)
     case failure(HTTPError)
   }
 
   /// Finds the route, fills `route`, `pathParameters` and `authRequirement`.
   private func resolve(_ request: inout HTTPRequest) -> Resolution {
     let key = SeenPaths.Key(method: request.method, rawPath: request.rawPath)
-    if let known = seen.lookup(key) {
-      request.route = known.entry.template
-      request.authRequirement = known.entry.auth
-      request.pathParameters = known.parameters
-      return .handler(known.entry)
+    let known = seen.lookup(key) { match in
+      request.route = match.entry.template
+      request.authRequirement = match.entry.auth
+      request.pathParameters = match.parameters
+      return Unretained(match.entry)
     }
+    if let known { return .handler(known) }
     let resolution = resolveFromTree(&request)
     if case .handler(let entry) = resolution {
-      seen.insert(key, SeenPaths.Match(entry: entry, parameters: request.pathParameters))
+      seen.insert(key, SeenPaths.Match(entry: entry.with { $0 }, parameters: request.pathParameters))
     }
     return resolution
   }
@@ -163,12 +187,8 @@ public struct Router: HTTPResponder {
     }
     request.route = entry.template
     request.authRequirement = entry.auth
-    if !parameters.isEmpty {
-      var dictionary = [String: String](minimumCapacity: parameters.count)
-      for (name, value) in parameters { dictionary[name] = value }
-      request.pathParameters = dictionary
-    }
-    return .handler(entry)
+    for (name, value) in parameters { request.pathParameters[name] = value }
+    return .handler(Unretained(entry))
   }
 
   /// Resolved (method, raw path) pairs, bounded: paths come from clients, so past the bound the
@@ -179,22 +199,42 @@ public struct Router: HTTPResponder {
       var rawPath: String
     }
 
-    struct Match: Sendable {
-      var entry: Entry
-      var parameters: [String: String]
+    final class Match: Sendable {
+      let entry: Entry
+      let parameters: PathParameters
+
+      init(entry: Entry, parameters: PathParameters) {
+        self.entry = entry
+        self.parameters = parameters
+      }
     }
 
     static let capacity = 4096
-    /// Read by every request, written once per new path: readers must not wait for each other.
-    private let matches = ReadMostly<[Key: Match]>([:])
+    /// The matches, held in `owned` and found through `byKey` without a reference count; both
+    /// change only under the write lock, so a match found under the read lock stays alive.
+    struct Table {
+      var owned: [Match] = []
+      var byKey: [Key: Unretained<Match>] = [:]
+    }
 
-    func lookup(_ key: Key) -> Match? { matches.read { $0[key] } }
+    /// Read by every request, written once per new path: readers must not wait for each other.
+    private let matches = ReadMostly(Table())
+
+    /// `body` with the match for `key`, under the read lock; nil if there is none.
+    func lookup<Result>(_ key: Key, _ body: (Match) -> Result) -> Result? {
+      matches.read { table in table.byKey[key].map { $0.with(body) } }
+    }
 
     func insert(_ key: Key, _ match: Match) {
       guard key.rawPath.utf8.count <= 256 else { return }
-      matches.write { matches in
-        if matches.count >= Self.capacity { matches.removeAll(keepingCapacity: true) }
-        matches[key] = match
+      matches.write { table in
+        if table.byKey[key] != nil { return }
+        if table.owned.count >= Self.capacity {
+          table.owned.removeAll(keepingCapacity: true)
+          table.byKey.removeAll(keepingCapacity: true)
+        }
+        table.owned.append(match)
+        table.byKey[key] = Unretained(match)
       }
     }
   }
@@ -215,23 +255,22 @@ public struct Router: HTTPResponder {
     return nil
   }
 
-  public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
-    var request = request
+  public func respondImmediately(to request: inout HTTPRequest) -> HTTPResponse? {
     switch resolve(&request) {
     case .failure(let error):
       return run(&request) { _ throws(HTTPError) in throw error }
     case .handler(let entry):
-      switch entry.handler {
-      case .sync(let handler): return run(&request, handler)
-      case .async, .callback: return nil
-      case .memoryFirst(let fromMemory, _): return runFromMemory(&request, fromMemory)
+      return entry.with { entry in
+        if entry.fromMemory != nil { return runFromMemory(&request, entry) }
+        if case .sync(let handler) = entry.handler { return run(&request, handler) }
+        return nil
       }
     }
   }
 
   public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
     var request = request
-    if case .handler(let entry) = resolve(&request), case .callback(let handler) = entry.handler {
+    if case .handler(let entry) = resolve(&request), case .callback(let handler) = entry.with(\.handler) {
       runCallback(request, handler, completion)
       return
     }
@@ -245,12 +284,12 @@ public struct Router: HTTPResponder {
     case .failure(let error):
       return run(&request) { _ throws(HTTPError) in throw error }
     case .handler(let entry):
-      switch entry.handler {
+      switch entry.with(\.handler) {
       case .sync(let handler): return run(&request, handler)
       case .async(let handler): return await runAsync(&request, handler)
-      case .memoryFirst(let fromMemory, let otherwise):
+      case .memoryFirst(_, let otherwise):
         var attempt = request
-        if let response = runFromMemory(&attempt, fromMemory) { return response }
+        if let response = entry.with({ runFromMemory(&attempt, $0) }) { return response }
         return await runAsync(&request, otherwise)
       case .callback(let handler):
         let ready = request
@@ -264,28 +303,28 @@ public struct Router: HTTPResponder {
   private func run(_ request: inout HTTPRequest, _ handler: Route.SyncHandler) -> HTTPResponse {
     var response: HTTPResponse
     do {
-      for interceptor in middleware { try interceptor.before(&request) }
+      try before(&request)
       response = try handler(&request)
     } catch {
       response = answer(error, request)
     }
-    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    after(request, &response)
     return response
   }
 
-  /// Runs the middleware and a memory handler; nil (and no `after` hooks) when memory cannot
-  /// answer, so the caller runs the whole chain again on the async path, from its own copy of
-  /// the request. `before` hooks have no side effects, which makes running them twice harmless.
-  private func runFromMemory(_ request: inout HTTPRequest, _ handler: Route.MemoryHandler) -> HTTPResponse? {
+  /// Runs the middleware and the entry's memory handler; nil (and no `after` hooks) when memory
+  /// cannot answer, so the caller runs the whole chain again on the async path. `before` hooks
+  /// have no side effects, which makes running them twice harmless.
+  private func runFromMemory(_ request: inout HTTPRequest, _ entry: Entry) -> HTTPResponse? {
     var response: HTTPResponse
     do {
-      for interceptor in middleware { try interceptor.before(&request) }
-      guard let answer = try handler(&request) else { return nil }
+      try before(&request)
+      guard let answer = try entry.fromMemory?(&request) else { return nil }
       response = answer
     } catch {
       response = answer(error, request)
     }
-    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    after(request, &response)
     return response
   }
 
@@ -297,10 +336,10 @@ public struct Router: HTTPResponder {
   ) {
     var request = request
     do {
-      for interceptor in middleware { try interceptor.before(&request) }
+      try before(&request)
     } catch {
       var response = answer(error, request)
-      for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+      after(request, &response)
       completion(response)
       return
     }
@@ -312,7 +351,7 @@ public struct Router: HTTPResponder {
       case .success(let answer): response = answer
       case .failure(let error): response = router.answer(error, prepared)
       }
-      for interceptor in router.middleware.reversed() { interceptor.after(prepared, &response) }
+      router.after(prepared, &response)
       completion(response)
     }
   }
@@ -320,13 +359,32 @@ public struct Router: HTTPResponder {
   private func runAsync(_ request: inout HTTPRequest, _ handler: Route.AsyncHandler) async -> HTTPResponse {
     var response: HTTPResponse
     do {
-      for interceptor in middleware { try interceptor.before(&request) }
+      try before(&request)
       response = try await handler(request)
     } catch {
       response = answer(error, request)
     }
-    for interceptor in middleware.reversed() { interceptor.after(request, &response) }
+    after(request, &response)
     return response
+  }
+
+  /// The middleware's `before` hooks in order.
+  private func before(_ request: inout HTTPRequest) throws(HTTPError) {
+    for hook in hooks {
+      // (`_withUnsafeGuaranteedRef` rethrows untyped errors: carry the typed one out.)
+      let failure = hook.with { hook -> HTTPError? in
+        do throws(HTTPError) {
+          try hook.middleware.before(&request)
+          return nil
+        } catch { return error }
+      }
+      if let failure { throw failure }
+    }
+  }
+
+  /// The middleware's `after` hooks in reverse order.
+  private func after(_ request: HTTPRequest, _ response: inout HTTPResponse) {
+    for hook in hooks.reversed() { hook.with { $0.middleware.after(request, &response) } }
   }
 
   private func answer(_ error: any Error, _ request: HTTPRequest) -> HTTPResponse {
@@ -339,4 +397,12 @@ public struct Router: HTTPResponder {
       ])
     return HTTPError.internalServerError.response
   }
+}
+
+/// One middleware in a class of its own: called through an `Unretained` reference, its `let` is
+/// borrowed, so a call takes no reference count (an array element, or an unowned one, does).
+private final class MiddlewareHook: Sendable {
+  let middleware: any HTTPMiddleware
+
+  init(_ middleware: any HTTPMiddleware) { self.middleware = middleware }
 }

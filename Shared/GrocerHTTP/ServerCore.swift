@@ -101,11 +101,11 @@ final class ServerCore: Sendable {
         return .YES
       }
       connections.requestRead(context.connectionState)
-      let request = HTTPRequest(
-        method: method.map { String(cString: $0) } ?? "GET", target: context.target,
+      var request = HTTPRequest(
+        method: method.map(Self.methodName) ?? "GET", target: context.target,
         headers: readHeaders(connection), body: context.body)
       context.body = []
-      if let response = responder.respondImmediately(to: request) {
+      if let response = responder.respondImmediately(to: &request) {
         context.phase = .answered
         return queue(response, on: connection)
       }
@@ -233,8 +233,18 @@ final class ServerCore: Sendable {
     return true
   }
 
+  /// The method as a `String`: the common ones as constants (no allocation, no UTF-8 check).
+  static func methodName(_ method: UnsafePointer<CChar>) -> String {
+    for known in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] where strcmp(method, known) == 0
+    {
+      return known
+    }
+    return String(cString: method)
+  }
+
   private func readHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
-    var headers = HTTPHeaders()
+    // Room for what clients commonly send, so the storage is allocated once.
+    var headers = HTTPHeaders(minimumCapacity: 8)
     withUnsafeMutablePointer(to: &headers) { pointer in
       _ = MHD_get_connection_values_n(connection, .HEADER_KIND, grocerHeaderIterator, pointer)
     }

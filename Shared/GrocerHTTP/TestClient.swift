@@ -36,8 +36,9 @@ public struct TestClient: Sendable {
     {
       return tooLarge
     }
-    let request = HTTPRequest(method: method.uppercased(), target: target, headers: fields, body: body ?? [])
-    if let immediate = responder.respondImmediately(to: request) { return immediate }
+    // As the server does: the same request, possibly resolved by the immediate attempt, goes on.
+    var request = HTTPRequest(method: method.uppercased(), target: target, headers: fields, body: body ?? [])
+    if let immediate = responder.respondImmediately(to: &request) { return immediate }
     return await responder.respond(to: request)
   }
 

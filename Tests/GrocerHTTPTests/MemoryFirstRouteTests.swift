@@ -31,6 +31,17 @@ import Testing
     #expect(response.status == 200)
   }
 
+  @Test func aMissKeepsTheRequestIDItsImmediateAttemptGave() async {
+    let router = router()
+    var request = HTTPRequest(method: "GET", target: "/cache/miss")
+    #expect(router.respondImmediately(to: &request) == nil)
+    #expect(request.requestID == "req-1")
+    let response = await router.respond(to: request)
+    #expect(response.bodyString == "from storage")
+    #expect(response.headers["X-Request-ID"] == "req-1")
+    #expect(response.headers.values(for: "X-Request-ID").count == 1)
+  }
+
   @Test func theTestClientTakesTheSamePath() async {
     let client = TestClient(router())
     #expect(await client.get("/cache/hit").bodyString == "from memory")

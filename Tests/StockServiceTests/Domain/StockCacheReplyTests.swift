@@ -63,6 +63,25 @@ import Testing
     cache.removeAll()
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
   }
+
+  @Test func theRepliesOfAHubAreBoundedAndForgottenTogether() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    for index in 0..<StockCache.maximumRepliesPerHub {
+      cache.remember(reply, hub: "h1", query: "ids=p1,p2&n=\(index)", lookup: lookup)
+    }
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2&n=0", now: start) != nil)
+    // One more than the bound: the hub's replies are forgotten and the new one kept.
+    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2&n=0", now: start) == nil)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start)?.body == reply.body)
+    // Replacing a reply does not count twice.
+    for _ in 0..<10 { cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup) }
+    for index in 0..<(StockCache.maximumRepliesPerHub - 2) {
+      cache.remember(reply, hub: "h1", query: "ids=p2&n=\(index)", lookup: lookup)
+    }
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start) != nil)
+  }
 }
 
 @Suite struct StockCacheBoundsTests {

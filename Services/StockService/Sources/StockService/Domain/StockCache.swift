@@ -24,11 +24,14 @@ public final class StockCache: Sendable {
   public let timeToLive: TimeInterval
 
   private let shards: [Shard]
+  /// `shards`, for the remembered-reply path (kept alive by `shards`).
+  private let unretainedShards: [Unretained<Shard>]
   private let generationCounter = Atomic<UInt64>(0)
 
   public init(timeToLive: TimeInterval = 30, shardCount: Int = 16) {
     self.timeToLive = timeToLive
     shards = (0..<max(1, shardCount)).map { _ in Shard() }
+    unretainedShards = shards.map(Unretained.init)
   }
 
   /// Bumped by `removeAll`; pass the value a lookup returned to `fill`.
@@ -103,10 +106,14 @@ public final class StockCache: Sendable {
   /// in this shard moved since and its oldest count is still fresh: the hot path's shortcut past
   /// parsing the ids, looking each up and writing the JSON again.
   public func rememberedReply(hub: HubID, query: String, now: Date) -> StockReply? {
-    let shard = shard(for: hub)
-    guard let memo = shard.replies.read({ $0[hub]?.entries[query] }),
-      memo.epoch == shard.epoch.load(ordering: .acquiring)
-    else { return nil }
+    // The shard borrowed, not retained: every stock lookup comes here, from every HTTP thread.
+    let found = unretainedShards[shardIndex(for: hub)].with { shard -> Memo? in
+      guard let memo = shard.replies.read({ $0.entries[ReplyKey(hub: hub, query: query)] }),
+        memo.epoch == shard.epoch.load(ordering: .acquiring)
+      else { return nil }
+      return memo
+    }
+    guard let memo = found else { return nil }
     let age = now.timeIntervalSinceReferenceDate - memo.asOf
     guard age < timeToLive else { return nil }
     return StockReply(
@@ -121,18 +128,19 @@ public final class StockCache: Sendable {
     shard.replies.write { replies in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
       let size = query.utf8.count + reply.body.count
-      var remembered = replies[hub] ?? Remembered()
-      if remembered.entries.count >= Self.maximumRepliesPerHub
-        || remembered.bytes + size > Self.maximumReplyBytesPerHub
-      {
-        remembered = Remembered()
+      var held = replies.held[hub] ?? Remembered.Held()
+      if held.count >= Self.maximumRepliesPerHub || held.bytes + size > Self.maximumReplyBytesPerHub {
+        replies.entries = replies.entries.filter { $0.key.hub != hub }
+        held = Remembered.Held()
       }
       let memo = Memo(body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
-      if let replaced = remembered.entries.updateValue(memo, forKey: query) {
-        remembered.bytes -= query.utf8.count + replaced.body.count
+      if let replaced = replies.entries.updateValue(memo, forKey: ReplyKey(hub: hub, query: query)) {
+        held.bytes -= query.utf8.count + replaced.body.count
+        held.count -= 1
       }
-      remembered.bytes += size
-      replies[hub] = remembered
+      held.bytes += size
+      held.count += 1
+      replies.held[hub] = held
     }
   }
 
@@ -149,7 +157,7 @@ public final class StockCache: Sendable {
     for shard in shards {
       shard.slots.withLock { $0.removeAll() }
       shard.epoch.add(1, ordering: .acquiringAndReleasing)
-      shard.replies.write { $0.removeAll() }
+      shard.replies.write { $0 = Remembered() }
     }
   }
 
@@ -160,9 +168,9 @@ public final class StockCache: Sendable {
     }
   }
 
-  private func shard(for hub: HubID) -> Shard {
-    shards[Int(UInt(bitPattern: hub.hashValue) % UInt(shards.count))]
-  }
+  private func shard(for hub: HubID) -> Shard { shards[shardIndex(for: hub)] }
+
+  private func shardIndex(for hub: HubID) -> Int { Int(UInt(bitPattern: hub.hashValue) % UInt(shards.count)) }
 
   /// One cache entry. `count` ≥ 0 is a count; negative values mark unknown or invalidated.
   struct Slot: Sendable {
@@ -180,13 +188,24 @@ public final class StockCache: Sendable {
     /// epoch it was built at is current.
     let epoch = Atomic<UInt64>(0)
     /// Read by every lookup, written once per new id set: readers must not wait for each other.
-    let replies = ReadMostly<[HubID: Remembered]>([:])
+    let replies = ReadMostly(Remembered())
   }
 
-  /// One hub's remembered replies by raw query, and the bytes they hold.
+  /// A shard's remembered replies by hub and raw query (one dictionary: a lookup is one hash and
+  /// no copy of a per-hub table), and how many each hub holds.
   struct Remembered: Sendable {
-    var entries: [String: Memo] = [:]
-    var bytes = 0
+    struct Held: Sendable {
+      var count = 0
+      var bytes = 0
+    }
+
+    var entries: [ReplyKey: Memo] = [:]
+    var held: [HubID: Held] = [:]
+  }
+
+  struct ReplyKey: Hashable, Sendable {
+    var hub: HubID
+    var query: String
   }
 
   struct Memo: Sendable {

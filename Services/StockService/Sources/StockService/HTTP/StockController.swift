@@ -82,9 +82,15 @@ struct StockController: Sendable {
 
   private static func response(_ reply: StockReply) -> HTTPResponse {
     var response = HTTPResponse.json(status: 200, bytes: reply.body)
-    response.headers.add("Cache-Control", "max-age=\(reply.maxAge)")
+    response.headers.add(
+      "Cache-Control",
+      cacheControlValues.indices.contains(reply.maxAge)
+        ? cacheControlValues[reply.maxAge] : "max-age=\(reply.maxAge)")
     return response
   }
+
+  /// `max-age=0` … `max-age=120`, made once: every stock answer carries one.
+  private static let cacheControlValues = (0...120).map { "max-age=\($0)" }
 
   // MARK: Products
 
