@@ -90,8 +90,10 @@ build-tests: deps
 # The broker-backed tests need RabbitMQ on 127.0.0.1:5672; it stays up afterwards.
 # Suites run one after another: a few live-socket and SQLite tests block threads on purpose,
 # and on 2 cores they would starve the cooperative pool of suites running beside them.
+# Whatever a crashed test process left running is killed afterwards (deploy/check/reap-orphans.sh).
 test: build-tests broker
-	$(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS)
+	@status=0; $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) || status=$$?; \
+	  bash deploy/check/reap-orphans.sh; exit $$status
 
 # The fault suite's long run (Tests/SystemTests/FaultTests.swift; make test runs the short one):
 # every service killed with SIGKILL three times, two restarts of the whole RabbitMQ node, two
@@ -104,7 +106,8 @@ faults: build-tests broker
 	  GROCER_FAULTS_BROKER_RESTART=$${GROCER_FAULTS_BROKER_RESTART:-node} \
 	  GROCER_FAULTS_DISK_FULL=$${GROCER_FAULTS_DISK_FULL:-2} GROCER_FAULTS_DISK_FULL_SECONDS=$${GROCER_FAULTS_DISK_FULL_SECONDS:-10} \
 	  GROCER_FAULTS_REPORT=$${GROCER_FAULTS_REPORT:-$(CURDIR)/var/faults/report.json} \
-	  $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) --filter FaultTests
+	  $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) --filter FaultTests || status=$$?; \
+	  bash deploy/check/reap-orphans.sh; exit $${status:-0}
 
 bench: build broker
 	@set -e; for script in Benchmarks/*/run.sh; do \
