@@ -5,7 +5,9 @@
 #
 # Environment (all optional):
 #   BENCH_TARGETS       "service nginx" (default) or "nginx" alone
-#   BENCH_CONNECTIONS   "64 256"       BENCH_DURATION 10s       BENCH_THREADS 2
+#   BENCH_CONNECTIONS   "64 256"       BENCH_DURATION 10s (whole seconds; per target, over all
+#                                      rounds)                  BENCH_THREADS 2
+#   BENCH_ROUNDS        2              rounds per target, the service and nginx taking turns
 #   BENCH_SERVICE_PORT  18081          BENCH_NGINX_PORT 18090   BENCH_HUB h1
 #   BENCH_REPLY_BYTES   static size when the service is not measured (default 400)
 #   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
@@ -20,7 +22,8 @@ source "$HERE/../../deploy/local/lib.sh"
 
 TARGETS="${BENCH_TARGETS:-service nginx}"
 CONNECTIONS="${BENCH_CONNECTIONS:-64 256}"
-DURATION="${BENCH_DURATION:-10s}"
+DURATION="${BENCH_DURATION:-10s}" # per target and connection count, over all rounds
+ROUNDS="${BENCH_ROUNDS:-2}"
 THREADS="${BENCH_THREADS:-2}"
 SERVICE_PORT="${BENCH_SERVICE_PORT:-18081}"
 NGINX_PORT="${BENCH_NGINX_PORT:-18090}"
@@ -148,33 +151,48 @@ cpu_ticks() { local total=0 pid; for pid in "$@"; do
 target_pids() { # the processes that serve a target: the service, or nginx's workers
   if [[ "$1" == service ]]; then echo "$SERVICE_PID"; else pgrep -P "$NGINX_PID" | tr '\n' ' '; fi
 }
-run_wrk() { # target port connections
-  local out pids before after
+run_round() { # target port connections: one wrk round, its lines appended to the target's file
+  local out pids before after line
   pids="$(target_pids "$1")"
   # shellcheck disable=SC2086
   before="$(cpu_ticks $pids)"
-  out="$(wrk -t"$THREADS" -c"$3" -d"$DURATION" --timeout 5s -s "$HERE/ids.lua" \
+  out="$(wrk -t"$THREADS" -c"$3" -d"${ROUND_SECONDS}s" --timeout 5s -s "$HERE/ids.lua" \
     "http://127.0.0.1:$2" -- "$WORK/paths.txt" "$TOKEN" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
-  local line
   line="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "$line" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
   # shellcheck disable=SC2086
   after="$(cpu_ticks $pids)"
-  # CPU time per answered request (ns): less noisy than requests/s on a shared machine.
-  local requests cpu_ns
+  { echo "$line cpu_ticks=$((after - before))"; grep '^QUANTILES ' <<<"$out" | tail -n 1; } >>"$WORK/rounds.$1.$3"
+}
+finish_target() { # target connections: the rounds merged into one result
+  local line requests ticks cpu_ns
+  line="$(python3 "$HERE/merge_rounds.py" <"$WORK/rounds.$1.$2")" || die "merging the rounds of $1 c=$2 failed"
   requests="$(sed -n 's/.* requests=\([0-9]*\).*/\1/p' <<<"$line")"
-  cpu_ns="$(awk -v t="$((after - before))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+  ticks="$(sed -n 's/.* cpu_ticks=\([0-9]*\).*/\1/p' <<<"$line")"
+  # CPU time per answered request (ns): less noisy than requests/s on a shared machine.
+  cpu_ns="$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
     'BEGIN { printf "%d", (n > 0 ? t * 1000000000 / hz / n : 0) }')"
   line="$line cpu_ns_per_request=$cpu_ns"
-  RESULT[$1:$3]="$line"
-  printf '%-8s c=%-4s %s\n' "$1" "$3" "${line#RESULT }"
+  RESULT[$1:$2]="$line"
+  printf '%-8s c=%-4s %s\n' "$1" "$2" "${line#RESULT }"
 }
 field() { sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
 
-echo "stock-lookup: $(nproc) cores, wrk -t$THREADS -d$DURATION, $PATH_COUNT paths of $IDS_PER_REQUEST ids, reply $REPLY_BYTES bytes"
+# Each target runs ROUNDS rounds, taking turns with the other, so a slow spell of this shared
+# machine (seconds long) falls on both alike instead of on whichever ran then.
+TOTAL_SECONDS="${DURATION%s}"
+ROUND_SECONDS=$(((TOTAL_SECONDS + ROUNDS - 1) / ROUNDS))
+echo "stock-lookup: $(nproc) cores, wrk -t$THREADS, $ROUNDS rounds of ${ROUND_SECONDS}s per target taking turns, $PATH_COUNT paths of $IDS_PER_REQUEST ids, reply $REPLY_BYTES bytes"
 for c in $CONNECTIONS; do
-  if want service; then run_wrk service "$SERVICE_PORT" "$c"; sleep 1; fi
-  if want nginx; then run_wrk nginx "$NGINX_PORT" "$c"; sleep 1; fi
+  for round in $(seq 1 "$ROUNDS"); do
+    if ((round % 2 == 1)); then order="service nginx"; else order="nginx service"; fi
+    for target in $order; do
+      want "$target" || continue
+      if [[ "$target" == service ]]; then run_round service "$SERVICE_PORT" "$c"; else run_round nginx "$NGINX_PORT" "$c"; fi
+    done
+  done
+  if want service; then finish_target service "$c"; fi
+  if want nginx; then finish_target nginx "$c"; fi
 done
 
 RSS_KB=""

@@ -48,6 +48,19 @@ public struct HTTPRequest: Sendable {
     self.startedAt = startedAt
   }
 
+  /// From a target already split into path and query (the transport's).
+  init(
+    method: String, rawPath: String, rawQuery: String, headers: HTTPHeaders, body: [UInt8],
+    startedAt: ContinuousClock.Instant = .now
+  ) {
+    self.method = method
+    self.rawPath = rawPath
+    self.rawQuery = rawQuery
+    self.headers = headers
+    self.body = body
+    self.startedAt = startedAt
+  }
+
   /// The value of template parameter `name`; throws 400 if the route did not bind it.
   public func pathParameter(_ name: String) throws(HTTPError) -> String {
     guard let value = pathParameters[name] else {
@@ -59,7 +72,7 @@ public struct HTTPRequest: Sendable {
   /// The value of query parameter `name`, or nil.
   public func queryParameter(_ name: String) -> String? { query[name] }
 
-  private static func split(target: String) -> (String, String) {
+  static func split(target: String) -> (String, String) {
     let utf8 = target.utf8
     guard let mark = utf8.firstIndex(of: UInt8(ascii: "?")) else {
       return (target.isEmpty ? "/" : target, "")

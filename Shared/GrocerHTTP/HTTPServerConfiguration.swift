@@ -8,11 +8,12 @@ public struct HTTPServerConfiguration: Sendable {
   /// 0 picks an ephemeral port; read the bound one from `HTTPServer.port`.
   public var port: Int
   /// Worker threads (one MHD daemon each on a SO_REUSEPORT port, so the kernel spreads the
-  /// connections evenly), each polling its own share of connections; default two per core.
-  /// Measured on 2 cores with the stock lookup against nginx in the same run: 4 threads gave
-  /// 0.74–0.80× nginx's requests/s with p99 6.9–7.0 ms at 64 connections and 10 ms at 256;
-  /// 2 threads 0.68–0.83× with p99 4.9 ms and 7.7–8.1 ms. `GROCER_HTTP_THREADS=2` trades ~8% of
-  /// requests/s for a third less tail latency.
+  /// connections evenly), each polling its own share of connections; default one per core, as
+  /// nginx's `worker_processes auto`. Measured on 2 cores with the stock lookup against nginx,
+  /// taking turns in the same run: 2 threads gave 0.74–0.90× nginx's requests/s with p99
+  /// 4.5–4.9 ms at 64 connections and 7.0–7.4 ms at 256; 4 threads 0.93–1.04× but p99 5.2–9.0
+  /// and 10.8–12.0 ms (more runnable threads than cores: each waits longer for its turn, and
+  /// its connections with it). `GROCER_HTTP_THREADS=4` trades that tail for throughput.
   public var threadPoolSize: Int
   /// Connections held at once. Past it the oldest connection waiting for a request is closed to
   /// make room (a new one is refused only when all are busy), so idle connections cannot lock
@@ -36,7 +37,7 @@ public struct HTTPServerConfiguration: Sendable {
 
   public init(
     host: String = "127.0.0.1", port: Int = 8080,
-    threadPoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount,
+    threadPoolSize: Int = ProcessInfo.processInfo.activeProcessorCount,
     connectionLimit: Int = 10_000, connectionTimeoutSeconds: Int = 15,
     maxBodyBytes: Int = BodyLimit.defaultBytes,
     connectionMemoryLimit: Int = 8 * 1024, shutdownGracePeriod: Duration = .seconds(10)

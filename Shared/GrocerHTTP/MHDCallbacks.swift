@@ -2,15 +2,17 @@ import CMicroHTTPD
 import Foundation
 
 // The C callbacks handed to libmicrohttpd. They capture nothing: `cls` is an unretained
-// `ServerCore` (kept alive by `HTTPServer` until the daemon stops) and `*req_cls` a retained
-// `RequestContext`. They live outside any `main.swift` so they are not main-actor isolated.
+// `ServerCore` (kept alive by `HTTPServer` until the daemon stops), used borrowed (a reference
+// count on it would be a write every transport thread makes to one cache line), and `*req_cls`
+// a retained `RequestContext`. They live outside any `main.swift` so they are not main-actor
+// isolated.
 
 /// MHD_OPTION_URI_LOG_CALLBACK: the first sight of a request; keeps the raw target (MHD decodes
 /// the path it passes later, and we want the query and the encoded segments).
 func grocerURILog(
   _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
-  let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/")
+  let context = uri.map { RequestContext(target: $0) } ?? RequestContext(target: "/")
   context.connectionState = connection.flatMap(connectionState)
   return Unmanaged.passRetained(context).toOpaque()
 }
@@ -46,16 +48,17 @@ func grocerAccessHandler(
   _ uploadSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
   guard let cls, let connection, let uploadSize, let requestContext else { return .NO }
-  let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
   let context: RequestContext
   if let raw = requestContext.pointee {
     context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
   } else {
-    context = RequestContext(target: url.map { String(cString: $0) } ?? "/")
+    context = url.map { RequestContext(target: $0) } ?? RequestContext(target: "/")
     context.connectionState = connectionState(connection)
     requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
   }
-  return core.handle(connection, context, method: method, uploadData: uploadData, uploadSize: uploadSize)
+  return Unmanaged<ServerCore>.fromOpaque(cls)._withUnsafeGuaranteedRef { core in
+    core.handle(connection, context, method: method, uploadData: uploadData, uploadSize: uploadSize)
+  }
 }
 
 /// MHD_OPTION_NOTIFY_COMPLETED: releases the request's context; the connection's next request
@@ -67,7 +70,7 @@ func grocerRequestCompleted(
   guard let cls, let requestContext, let raw = requestContext.pointee else { return }
   requestContext.pointee = nil
   let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-  Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(context)
+  Unmanaged<ServerCore>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.completed(context) }
 }
 
 /// MHD_KeyValueIteratorN: appends each request header to the `HTTPHeaders` behind `cls`.

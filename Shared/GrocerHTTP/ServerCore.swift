@@ -12,7 +12,9 @@ import Synchronization
 final class RequestContext: @unchecked Sendable {
   enum Phase { case fresh, readingBody, tooLarge, suspended, answered }
 
-  let target: String
+  /// The request target, split at its `?` (still percent-encoded).
+  let rawPath: String
+  let rawQuery: String
   var phase = Phase.fresh
   var body: [UInt8] = []
   var wentAsync = false
@@ -23,7 +25,25 @@ final class RequestContext: @unchecked Sendable {
   /// The TCP connection's deadline keeper (nil only if MHD gave no socket context).
   var connectionState: ConnectionState?
 
-  init(target: String) { self.target = target }
+  init(target: String) {
+    (rawPath, rawQuery) = HTTPRequest.split(target: target)
+  }
+
+  /// From the target as MHD has it: split where it lies, so no copy of the whole is made.
+  init(target: UnsafePointer<CChar>) {
+    let length = strlen(target)
+    let bytes = UnsafeRawBufferPointer(start: target, count: length)
+    if let mark = memchr(target, Int32(UInt8(ascii: "?")), length) {
+      let pathLength = UnsafeRawPointer(mark) - UnsafeRawPointer(target)
+      rawPath =
+        pathLength == 0
+        ? "/" : String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<pathLength]), as: UTF8.self)
+      rawQuery = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(pathLength + 1)...]), as: UTF8.self)
+    } else {
+      rawPath = length == 0 ? "/" : String(decoding: bytes, as: UTF8.self)
+      rawQuery = ""
+    }
+  }
 }
 
 /// What the C callbacks call into: the responder, the body limit and the suspended requests.
@@ -102,7 +122,7 @@ final class ServerCore: Sendable {
       }
       connections.requestRead(context.connectionState)
       var request = HTTPRequest(
-        method: method.map(Self.methodName) ?? "GET", target: context.target,
+        method: method.map(Self.methodName) ?? "GET", rawPath: context.rawPath, rawQuery: context.rawQuery,
         headers: readHeaders(connection), body: context.body)
       context.body = []
       if let response = responder.respondImmediately(to: &request) {
@@ -234,12 +254,28 @@ final class ServerCore: Sendable {
   }
 
   /// The method as a `String`: the common ones as constants (no allocation, no UTF-8 check).
+  /// Literals, compared one by one: a `String` from an array handed to C is copied first.
   static func methodName(_ method: UnsafePointer<CChar>) -> String {
-    for known in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] where strcmp(method, known) == 0
-    {
-      return known
-    }
+    if strcmp(method, "GET") == 0 { return "GET" }
+    if strcmp(method, "POST") == 0 { return "POST" }
+    if strcmp(method, "PUT") == 0 { return "PUT" }
+    if strcmp(method, "PATCH") == 0 { return "PATCH" }
+    if strcmp(method, "DELETE") == 0 { return "DELETE" }
+    if strcmp(method, "HEAD") == 0 { return "HEAD" }
     return String(cString: method)
+  }
+
+  /// `text` as a NUL-terminated C string on the stack. Handing a short (inline) `String` to C
+  /// directly makes a heap copy first, and every response has a few such header fields.
+  static func withCString<Result>(_ text: String, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+    var text = text
+    return text.withUTF8 { bytes in
+      withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer in
+        if let source = bytes.baseAddress { memcpy(buffer.baseAddress!, source, bytes.count) }
+        buffer[bytes.count] = 0
+        return body(buffer.baseAddress!)
+      }
+    }
   }
 
   private func readHeaders(_ connection: OpaquePointer) -> HTTPHeaders {
@@ -258,7 +294,9 @@ final class ServerCore: Sendable {
     }
     guard let created else { return .NO }
     for field in response.headers.pairs {
-      _ = MHD_add_response_header(created, field.name, field.value)
+      _ = Self.withCString(field.name) { name in
+        Self.withCString(field.value) { value in MHD_add_response_header(created, name, value) }
+      }
     }
     let result = MHD_queue_response(connection, UInt32(clamping: response.status), created)
     MHD_destroy_response(created)

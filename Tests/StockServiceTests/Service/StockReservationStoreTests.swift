@@ -144,6 +144,25 @@ import Testing
     #expect(again?.status == 200, "a lookup with a known-unknown id still went to the database")
   }
 
+  @Test func aMissRefreshesTheHubsOtherAgedOutCountsInTheSameRead() async throws {
+    let fixture = try StockFixture()
+    let skus = Array(fixture.demo.products.map(\.sku).prefix(3))
+    #expect(await fixture.client.get("/v1/hubs/h1/stock?ids=\(skus[0])").status == 200)
+    #expect(await fixture.client.get("/v1/hubs/h1/stock?ids=\(skus[1]),\(skus[2])").status == 200)
+    fixture.clock.advance(by: fixture.app.cache.timeToLive + 1)
+    let aged = "/v1/hubs/h1/stock?ids=\(skus[1]),\(skus[2])"
+    #expect(fixture.app.router.respondImmediately(to: HTTPRequest(method: "GET", target: aged)) == nil)
+    #expect(Set(fixture.app.cache.expired(hub: "h1", now: fixture.clock.now(), limit: 10)) == Set(skus))
+    // The first lookup after the counts aged out reads the others too…
+    #expect(await fixture.client.get("/v1/hubs/h1/stock?ids=\(skus[0])").status == 200)
+    #expect(fixture.app.cache.expired(hub: "h1", now: fixture.clock.now(), limit: 10).isEmpty)
+    // …so a lookup of them is answered from memory again, with the count the database has.
+    let again = fixture.app.router.respondImmediately(to: HTTPRequest(method: "GET", target: aged))
+    #expect(again?.status == 200)
+    let body = try #require(again).bodyString
+    #expect(body.contains("\"\(skus[1])\":\(fixture.demo.counts["h1"]![skus[1]]!)"))
+  }
+
   @Test func aQueryWithOtherParametersIsNotRemembered() async throws {
     let fixture = try StockFixture()
     let sku = fixture.sku()

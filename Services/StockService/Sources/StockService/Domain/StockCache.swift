@@ -60,6 +60,25 @@ public final class StockCache: Sendable {
     return lookup
   }
 
+  /// Up to `limit` SKUs of `hub` whose counts have aged out at `now` (not those dropped by an
+  /// event, nor SKUs never read): a miss reads them along with its own. Entries filled together
+  /// expire together, and without this each request that meets them then reads its own few
+  /// from the database; with it the first one refreshes them all in one read, and each is still
+  /// read at most once per `timeToLive`.
+  public func expired(hub: HubID, now: Date, limit: Int) -> [SKU] {
+    let nowSeconds = now.timeIntervalSinceReferenceDate
+    let ttl = timeToLive
+    return shard(for: hub).slots.withLock { hubs in
+      var found: [SKU] = []
+      for (sku, slot) in hubs[hub] ?? [:]
+      where slot.count != Slot.invalidated && nowSeconds - slot.readAt >= ttl {
+        found.append(sku)
+        if found.count >= limit { break }
+      }
+      return found
+    }
+  }
+
   /// Stores what the database answered for missed SKUs, all read at `readAt` (take it just
   /// before the query). A row whose `sequence` is below the one an entry already has (a newer
   /// read or an invalidation) is ignored; so is the whole fill if `removeAll` ran since the

@@ -61,7 +61,10 @@ struct StockController: Sendable {
     var lookup = cache.lookup(hub: hub, skus: skus, now: now)
     if !lookup.isComplete {
       let (cache, clock, generation) = (self.cache, self.clock, lookup.generation)
-      let (rows, readAt) = try await misses.rows(hub: hub, skus: lookup.misses, epoch: lookup.epoch) { skus in
+      let expired = cache.expired(hub: hub, now: now, limit: Self.refreshLimit)
+      let (rows, readAt) = try await misses.rows(
+        hub: hub, skus: lookup.misses, epoch: lookup.epoch, alsoRefresh: expired
+      ) { skus in
         let readAt = clock.now()
         let rows = try await stored { try $0.counts(hub: hub, skus: skus) }
         cache.fill(hub: hub, rows: rows, readAt: readAt, generation: generation)
@@ -72,6 +75,10 @@ struct StockController: Sendable {
     return Self.response(
       StockReplyWriter.reply(skus: skus, lookup: lookup, now: clock.now(), timeToLive: cache.timeToLive))
   }
+
+  /// At most this many aged-out entries are refreshed along with a miss (one query's bound
+  /// variables; SQLite allows 32,766).
+  static let refreshLimit = 4000
 
   private static func ids(_ request: HTTPRequest) throws(HTTPError) -> [SKU] {
     // A bad query parameter is malformed input: 400, whatever rule it broke.

@@ -25,10 +25,12 @@ final class StockMissLoader: Sendable {
 
   /// The rows for `skus` at `hub` and the oldest time they were read: those already being read
   /// are awaited, the rest are read with one call of `load`, which later callers for the same
-  /// SKUs share until it finishes.
-  func rows(hub: HubID, skus: [SKU], epoch: UInt64, load: @escaping Load) async throws -> (
-    rows: [StockRow], readAt: Date
-  ) {
+  /// SKUs share until it finishes. If this call reads, it reads `alsoRefresh` too (the hub's
+  /// other aged-out entries; those already being read are left out), so requests that need
+  /// them meanwhile wait for this read instead of making their own.
+  func rows(
+    hub: HubID, skus: [SKU], epoch: UInt64, alsoRefresh: [SKU] = [], load: @escaping Load
+  ) async throws -> (rows: [StockRow], readAt: Date) {
     var waits: [Task<Loaded, any Error>] = []
     let own: Task<Loaded, any Error>? = inFlight.withLock { map in
       var mine: [SKU] = []
@@ -40,6 +42,10 @@ final class StockMissLoader: Sendable {
         }
       }
       guard !mine.isEmpty else { return nil }
+      var asked = Set(mine)
+      for sku in alsoRefresh where map[Key(hub: hub, sku: sku)] == nil && asked.insert(sku).inserted {
+        mine.append(sku)
+      }
       let task = Task { [mine] in
         let (rows, readAt) = try await load(mine)
         return Loaded(
@@ -58,7 +64,9 @@ final class StockMissLoader: Sendable {
     if let own {
       let result = await own.result
       inFlight.withLock { map in
-        for sku in skus where map[Key(hub: hub, sku: sku)]?.task == own { map[Key(hub: hub, sku: sku)] = nil }
+        for sku in skus + alsoRefresh where map[Key(hub: hub, sku: sku)]?.task == own {
+          map[Key(hub: hub, sku: sku)] = nil
+        }
       }
       take(try result.get())
     }
