@@ -163,6 +163,21 @@ import Testing
     #expect(body.contains("\"\(skus[1])\":\(fixture.demo.counts["h1"]![skus[1]]!)"))
   }
 
+  @Test func manyCountsAreReadInOneScanOfTheHubWithTheSameAnswers() throws {
+    let fixture = try StockFixture()
+    let asked = Array(fixture.demo.products.map(\.sku).prefix(3)) + ["nosuchsku"]
+    let listed = try fixture.app.store.counts(hub: "h1", skus: asked)
+    let scanned = try fixture.app.store.counts(hub: "h1", skus: asked, wholeHubAbove: 1)
+    for sku in asked {
+      #expect(scanned.first { $0.sku == sku } == listed.first { $0.sku == sku })
+    }
+    #expect(listed.first { $0.sku == "nosuchsku" }?.count == nil)
+    #expect(listed.count == asked.count)
+    // The scan brings the hub's other products too (and nothing of another hub).
+    #expect(
+      scanned.count == fixture.demo.products.filter { fixture.demo.counts["h1"]?[$0.sku] != nil }.count + 1)
+  }
+
   @Test func aQueryWithOtherParametersIsNotRemembered() async throws {
     let fixture = try StockFixture()
     let sku = fixture.sku()

@@ -91,14 +91,25 @@ public final class StockStore: Sendable {
   /// Available counts and versions of `skus` at `hub`. A SKU the hub does not have comes back
   /// with no count and version 0, so the cache remembers it as unknown instead of asking again
   /// (creating the product later publishes version 1, which replaces that entry).
-  public func counts(hub: HubID, skus: [SKU]) throws -> [StockRow] {
+  ///
+  /// Past `wholeHubAbove` SKUs the hub's products are read in one scan instead (the rows of
+  /// products not asked for come back too): a refresh of thousands of aged-out entries as one
+  /// `IN` list of as many bound values took several milliseconds to build, compile and run.
+  public func counts(hub: HubID, skus: [SKU], wholeHubAbove: Int = 256) throws -> [StockRow] {
     guard !skus.isEmpty else { return [] }
-    let placeholders = Array(repeating: "?", count: skus.count).joined(separator: ",")
     let found = try database.read { db in
-      try db.query(
-        "SELECT sku, on_hand - held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
-        bindings: [hub] + skus
-      ).map { StockRow(sku: try $0.string(0), count: max(0, try $0.int(1)), sequence: try $0.int64(2)) }
+      let rows: [SQLRow]
+      if skus.count > wholeHubAbove {
+        rows = try db.query("SELECT sku, on_hand - held, version FROM products WHERE hub = ?", hub)
+      } else {
+        let placeholders = Array(repeating: "?", count: skus.count).joined(separator: ",")
+        rows = try db.query(
+          "SELECT sku, on_hand - held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
+          bindings: [hub] + skus)
+      }
+      return try rows.map {
+        StockRow(sku: try $0.string(0), count: max(0, try $0.int(1)), sequence: try $0.int64(2))
+      }
     }
     let known = Set(found.map(\.sku))
     return found + skus.filter { !known.contains($0) }.map { StockRow(sku: $0, count: nil, sequence: 0) }
