@@ -101,6 +101,19 @@ import Testing
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1", now: start + 2) == nil)
   }
 
+  @Test func aFillOfManyRowsStoresThemAllInChunks() {
+    let cache = StockCache(timeToLive: 30)
+    let now = Date(timeIntervalSinceReferenceDate: 800_000_000)
+    let skus = (0..<(StockCache.fillChunk * 3 + 7)).map { "p\($0)" }
+    let before = cache.lookup(hub: "h1", skus: skus, now: now)
+    cache.fill(
+      hub: "h1", rows: skus.enumerated().map { StockRow(sku: $1, count: $0, sequence: 1) }, readAt: now,
+      generation: before.generation)
+    let after = cache.lookup(hub: "h1", skus: skus, now: now + 1)
+    #expect(after.isComplete)
+    #expect(cache.entryCount == skus.count)
+  }
+
   @Test func theEntriesOfAHubAreBounded() {
     let cache = StockCache(timeToLive: 30)
     let now = Date(timeIntervalSinceReferenceDate: 800_000_000)

@@ -83,8 +83,23 @@ public final class StockCache: Sendable {
   /// before the query). A row whose `sequence` is below the one an entry already has (a newer
   /// read or an invalidation) is ignored; so is the whole fill if `removeAll` ran since the
   /// lookup that returned `generation`.
+  ///
+  /// Rows are stored `fillChunk` at a time, each chunk under the lock once: a refresh of a whole
+  /// hub (thousands of rows) would otherwise hold every lookup of the hub's shard until it ends.
   public func fill(hub: HubID, rows: [StockRow], readAt: Date, generation: UInt64) {
-    let readSeconds = readAt.timeIntervalSinceReferenceDate
+    var start = rows.startIndex
+    while start < rows.endIndex {
+      let end = min(start + Self.fillChunk, rows.endIndex)
+      fill(
+        hub: hub, rows: rows[start..<end], readSeconds: readAt.timeIntervalSinceReferenceDate,
+        generation: generation)
+      start = end
+    }
+  }
+
+  static let fillChunk = 256
+
+  private func fill(hub: HubID, rows: ArraySlice<StockRow>, readSeconds: Double, generation: UInt64) {
     let shard = shard(for: hub)
     shard.slots.withLock { hubs in
       guard generationCounter.load(ordering: .acquiring) == generation else { return }

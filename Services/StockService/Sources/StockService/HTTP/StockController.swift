@@ -76,8 +76,8 @@ struct StockController: Sendable {
       StockReplyWriter.reply(skus: skus, lookup: lookup, now: clock.now(), timeToLive: cache.timeToLive))
   }
 
-  /// At most this many aged-out entries are refreshed along with a miss (one query's bound
-  /// variables; SQLite allows 32,766).
+  /// At most this many aged-out entries are refreshed along with a miss (past 256 the store
+  /// reads the hub in one scan).
   static let refreshLimit = 4000
 
   private static func ids(_ request: HTTPRequest) throws(HTTPError) -> [SKU] {
