@@ -72,7 +72,7 @@ public struct HTTPRequest: Sendable {
   /// The value of query parameter `name`, or nil.
   public func queryParameter(_ name: String) -> String? { query[name] }
 
-  static func split(target: String) -> (String, String) {
+  private static func split(target: String) -> (String, String) {
     let utf8 = target.utf8
     guard let mark = utf8.firstIndex(of: UInt8(ascii: "?")) else {
       return (target.isEmpty ? "/" : target, "")

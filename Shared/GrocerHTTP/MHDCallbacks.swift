@@ -12,7 +12,7 @@ import Foundation
 func grocerURILog(
   _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
-  let context = uri.map { RequestContext(target: $0) } ?? RequestContext(target: "/")
+  let context = uri.map { RequestContext(target: $0) } ?? RequestContext()
   context.connectionState = connection.flatMap(connectionState)
   return Unmanaged.passRetained(context).toOpaque()
 }
@@ -52,7 +52,7 @@ func grocerAccessHandler(
   if let raw = requestContext.pointee {
     context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
   } else {
-    context = url.map { RequestContext(target: $0) } ?? RequestContext(target: "/")
+    context = url.map { RequestContext(target: $0) } ?? RequestContext()
     context.connectionState = connectionState(connection)
     requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
   }

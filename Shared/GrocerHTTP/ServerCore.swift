@@ -25,8 +25,10 @@ final class RequestContext: @unchecked Sendable {
   /// The TCP connection's deadline keeper (nil only if MHD gave no socket context).
   var connectionState: ConnectionState?
 
-  init(target: String) {
-    (rawPath, rawQuery) = HTTPRequest.split(target: target)
+  /// A request MHD gave no target for.
+  init() {
+    rawPath = "/"
+    rawQuery = ""
   }
 
   /// From the target as MHD has it: split where it lies, so no copy of the whole is made.

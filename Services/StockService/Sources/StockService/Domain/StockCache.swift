@@ -50,8 +50,10 @@ public final class StockCache: Sendable {
         return
       }
       for sku in skus {
-        guard let slot = slots[sku], slot.count != Slot.invalidated, nowSeconds - slot.readAt < ttl else {
+        let found = slots[sku]
+        guard let slot = found, slot.count != Slot.invalidated, nowSeconds - slot.readAt < ttl else {
           lookup.addMiss(sku)
+          if let found, found.count != Slot.invalidated { lookup.metAgedOut = true }
           continue
         }
         lookup.add(count: slot.count, readAt: slot.readAt)
@@ -287,6 +289,9 @@ public struct StockLookup: Sendable {
   public private(set) var misses: [SKU] = []
   /// Oldest `readAt` (seconds since the reference date) among resolved entries.
   private(set) var oldestReadAt = Double.infinity
+  /// Some miss was an entry that aged out (not one never read or dropped by an event): the
+  /// hub's other aged-out entries are worth reading along with it (`StockCache.expired`).
+  public internal(set) var metAgedOut = false
 
   static let unknownMark = -1
   static let missMark = -2

@@ -61,7 +61,9 @@ struct StockController: Sendable {
     var lookup = cache.lookup(hub: hub, skus: skus, now: now)
     if !lookup.isComplete {
       let (cache, clock, generation) = (self.cache, self.clock, lookup.generation)
-      let expired = cache.expired(hub: hub, now: now, limit: Self.refreshLimit)
+      // Only a miss on an aged-out entry looks for the others (a walk over the hub's entries);
+      // a first read or an invalidation reads just its own.
+      let expired = lookup.metAgedOut ? cache.expired(hub: hub, now: now, limit: Self.refreshLimit) : []
       let (rows, readAt) = try await misses.rows(
         hub: hub, skus: lookup.misses, epoch: lookup.epoch, alsoRefresh: expired
       ) { skus in
