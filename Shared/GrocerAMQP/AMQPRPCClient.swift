@@ -16,6 +16,10 @@ public final class AMQPRPCClient: LifecycleService, @unchecked Sendable {
   public let name: String
   private let driver: ConnectionDriver
   private let logger: Logger
+  /// Correlation ids only need to be unique among this client's requests: a counter after a
+  /// random prefix, with no system call per request (Foundation's `UUID()` opens and reads
+  /// `/dev/urandom` each time on Linux).
+  private let correlationIDs = ProcessUniqueIDs()
 
   // Connection-thread state.
   private var pending:
@@ -43,7 +47,7 @@ public final class AMQPRPCClient: LifecycleService, @unchecked Sendable {
   /// in time, `.connectionLost` if the connection broke while waiting.
   public func request(routingKey: String, body: Data, timeout: Duration) async throws -> Data {
     guard driver.isConnected else { throw AMQPError.notConnected }
-    let correlationID = UUID().uuidString
+    let correlationID = correlationIDs.next()
     let deadline = ContinuousClock.now + timeout
     let expiration = max(1, ConnectionDriver.milliseconds(timeout))
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in

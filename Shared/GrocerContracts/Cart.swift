@@ -544,6 +544,52 @@ extension CartChanged {
 
 // MARK: - Read by hand (OrderService reads a cart reply for every checkout)
 
+extension CartCheckoutRequest: JSONReadable {
+  /// CartService reads one request per checkout. A body the reader refuses (an unknown `kind`,
+  /// a missing field) goes to the decoder through `JSON.read`, which gives the error.
+  public init(reading reader: inout JSONReader) throws {
+    var kind: Kind?
+    var userId: String?
+    var hub: HubID?
+    var cartVersion: Int64?
+    var counts: [Count]?
+    var correlationId: String?
+    try reader.readObject { reader, key in
+      switch key {
+      case "kind": kind = Kind(rawValue: try reader.readString())
+      case "userId": userId = try reader.readString()
+      case "hub": hub = try reader.readString()
+      case "cartVersion": cartVersion = reader.readNull() ? nil : try reader.readInt64()
+      case "correlationId": correlationId = reader.readNull() ? nil : try reader.readString()
+      case "counts":
+        if reader.readNull() { break }
+        var read: [Count] = []
+        try reader.readArray { reader in
+          var sku: SKU?
+          var available: Int?
+          try reader.readObject { reader, key in
+            switch key {
+            case "sku": sku = try reader.readString()
+            case "available": available = try reader.readInt()
+            default: try reader.skipValue()
+            }
+          }
+          guard let sku, let available else { throw JSONReader.Failure("a count needs sku and available") }
+          read.append(Count(sku: sku, available: available))
+        }
+        counts = read
+      default: try reader.skipValue()
+      }
+    }
+    guard let kind, let userId, let hub else {
+      throw JSONReader.Failure("a checkout request needs kind, userId and hub")
+    }
+    self.init(
+      kind: kind, userId: userId, hub: hub, cartVersion: cartVersion, counts: counts,
+      correlationId: correlationId)
+  }
+}
+
 extension CartCheckoutReply: JSONReadable {
   public init(reading reader: inout JSONReader) throws {
     var cart: CartView?

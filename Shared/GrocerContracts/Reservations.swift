@@ -126,6 +126,63 @@ extension ReservationRequest {
   }
 }
 
+extension ReservationLine {
+  /// Lines as JSON written by hand (StockService stores each reservation's lines so): the bytes
+  /// `JSON.encode(lines)` writes.
+  public static func jsonBytes(_ lines: [ReservationLine]) -> [UInt8] {
+    var out = JSONBytes(capacity: 2 + lines.count * 40)
+    out.beginArray()
+    for line in lines { out.skuQuantity(sku: line.sku, quantity: line.quantity) }
+    out.endArray()
+    return out.bytes
+  }
+}
+
+extension ReservationReply {
+  /// The reply's JSON written by hand (one per checkout): the bytes `JSON.encode(self)` writes,
+  /// absent values as `null`.
+  public var jsonBytes: [UInt8] {
+    var out = JSONBytes(capacity: 128 + (shortfall?.count ?? 0) * 60)
+    out.beginObject()
+    out.key("error")
+    if let error {
+      out.beginObject()
+      out.key("code")
+      out.string(error.code)
+      out.key("detail")
+      out.string(error.detail)
+      out.endObject()
+    } else {
+      out.null()
+    }
+    out.key("expiresAt")
+    if let expiresAt { out.date(expiresAt) } else { out.null() }
+    out.key("orderId")
+    out.string(orderId)
+    out.key("shortfall")
+    if let shortfall {
+      out.beginArray()
+      for line in shortfall {
+        out.beginObject()
+        out.key("available")
+        out.int(line.available)
+        out.key("requested")
+        out.int(line.requested)
+        out.key("sku")
+        out.string(line.sku)
+        out.endObject()
+      }
+      out.endArray()
+    } else {
+      out.null()
+    }
+    out.key("status")
+    out.string(status.rawValue)
+    out.endObject()
+    return out.bytes
+  }
+}
+
 // MARK: - Read by hand (one request and one reply per checkout)
 
 extension ReservationRequest: JSONReadable {

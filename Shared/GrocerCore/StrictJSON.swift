@@ -39,9 +39,11 @@ extension StrictBody {
   /// (the default) sends it through `StrictJSON`, which also explains what is wrong.
   public static func fast(_ body: [UInt8]) -> Self? { nil }
 
-  /// Decodes a body strictly, answering in the caller's own error type.
+  /// Decodes a body strictly, answering in the caller's own error type: the type's `fast` path
+  /// first, then `StrictJSON`.
   public static func decode<E: Error>(from data: Data, mappingErrors map: (BodyError) -> E) throws(E) -> Self
   {
+    if let body = fast([UInt8](data)) { return body }
     do { return try StrictJSON.decode(Self.self, from: data) } catch { throw map(error) }
   }
 }

@@ -247,6 +247,24 @@ import Testing
     }
   }
 
+  @Test func checkoutRequestsAreReadByHandAsTheDecoderReadsThem() throws {
+    for request in [
+      CartCheckoutRequest(kind: .price, userId: "u\"1", hub: "h1", cartVersion: 7, correlationId: "r-1"),
+      CartCheckoutRequest(kind: .price, userId: "u3", hub: "h3"),
+      CartCheckoutRequest(
+        kind: .applyCounts, userId: "u2", hub: "h2", cartVersion: nil,
+        counts: [.init(sku: "p1", available: 0), .init(sku: "p2", available: 3)], correlationId: nil),
+    ] {
+      var reader = JSONReader(request.jsonBytes)
+      #expect(try CartCheckoutRequest(reading: &reader) == request)
+      #expect(try JSON.decode(CartCheckoutRequest.self, from: Data(request.jsonBytes)) == request)
+    }
+    // What the reader refuses, the decoder judges: an unknown kind or a missing user is its error.
+    for odd in [#"{"kind":"steal","userId":"u","hub":"h1"}"#, #"{"kind":"price","hub":"h1"}"#] {
+      #expect(throws: DecodingError.self) { try JSON.read(CartCheckoutRequest.self, from: Data(odd.utf8)) }
+    }
+  }
+
   @Test(arguments: [nil, "SPRING"] as [String?])
   func theHandWrittenCartChangedIsTheEncodersBytes(promo: String?) throws {
     let payload = CartChanged(

@@ -88,6 +88,49 @@ import Testing
     #expect(d.fingerprint != a.fingerprint)
   }
 
+  @Test func theHandWrittenFingerprintIsTheEncodersBytesHashed() throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    for body in [
+      try Self.decode(Self.valid),
+      PlaceOrderBody(hub: "h1", cartVersion: 0, payment: .init(method: "card", token: "a/b\"c\\d\n é")),
+      PlaceOrderBody(
+        hub: "h2", cartVersion: 9_007_199_254_740_993, payment: .init(method: "applePay", token: "t"),
+        deliverTo: GeoPoint(lat: -0.000_01, lng: 180)),
+      PlaceOrderBody(
+        hub: "h3", cartVersion: 5, payment: .init(method: "x", token: "t"),
+        deliverTo: GeoPoint(lat: 52.5, lng: 1e-7)),
+    ] {
+      #expect(body.fingerprint == SHA256.hex([UInt8](try encoder.encode(body))))
+    }
+  }
+
+  @Test(arguments: [
+    Self.valid,
+    #"{"hub":"h1","cartVersion":0,"payment":{"method":"card","token":"t"}}"#,
+    #" { "payment" : { "token" : "t\u00e9" , "method" : "card", "extra": [1, {"a": null}] } , "cartVersion" : 7 , "hub" : "h2", "deliverTo": null } "#,
+    #"{"hub":"h1","cartVersion":1.0,"payment":{"method":"card","token":"t"}}"#,
+    #"{"hub":"h1","cartVersion":1,"payment":{"method":"card","token":"t"},"tip":1}"#,
+    #"{"hub":"h1","hub":"h2","cartVersion":1,"payment":{"method":"card","token":"t"}}"#,
+    #"{"hub":"h1","cartVersion":"1","payment":{"method":"card","token":"t"}}"#,
+    #"{"hub":"h1","cartVersion":1,"payment":{"method":"card"}}"#,
+    #"{"hub":"h1","cartVersion":01,"payment":{"method":"card","token":"t"}}"#,
+    #"{"hub":"h1","cartVersion":1,"payment":{"method":"card","token":"t"},"deliverTo":{"lat":1}}"#,
+    #"{"hub":"h1","cartVersion":1,"payment":{"method":"card","token":"t"}} x"#,
+    #"[]"#,
+  ])
+  func theFastReadingIsTheStrictReadingOrNothing(json: String) throws {
+    let strict: PlaceOrderBody? = try? StrictJSON.decode(PlaceOrderBody.self, from: Data(json.utf8))
+    if let fast = PlaceOrderBody.fast(Array(json.utf8)) {
+      #expect(fast == strict)
+    }
+    // The common bodies (the first three) take the fast path.
+    let common = [Self.valid, #"{"hub":"h1","cartVersion":0,"payment""#, " {"]
+    if common.contains(where: { json.hasPrefix($0) }) {
+      #expect(PlaceOrderBody.fast(Array(json.utf8)) != nil)
+    }
+  }
+
   @Test func idempotencyKeysMustBePresentAndPrintable() throws {
     #expect(try IdempotencyKey.validate("7f3c-11aa") == "7f3c-11aa")
     #expect(try IdempotencyKey.validate(String(repeating: "a", count: 255)).count == 255)

@@ -106,6 +106,41 @@ import Testing
     #expect(throws: DecodingError.self) { try JSON.read(ReservationReply.self, from: odd) }
   }
 
+  @Test func theHandWrittenReservationReplyAndLinesAreTheEncodersBytes() throws {
+    for reply in [
+      ReservationReply.reserved(orderId: "o1", expiresAt: date("2026-10-20T18:52:00Z")),
+      ReservationReply.reserved(orderId: "o1b", expiresAt: Date(timeIntervalSince1970: 1_792_000_000.25)),
+      ReservationReply.shortfall(
+        orderId: "o2",
+        [.init(sku: "p1", requested: 3, available: 1), .init(sku: "p\\2", requested: 9, available: 0)]),
+      ReservationReply.shortfall(orderId: "o2b", []),
+      ReservationReply(
+        orderId: "o3", status: .rejected, error: RemoteError(code: "unknownHub", detail: "no \"h9\"\n")),
+    ] {
+      #expect(
+        String(decoding: reply.jsonBytes, as: UTF8.self)
+          == String(decoding: try JSON.encode(reply), as: UTF8.self))
+    }
+    for lines in [[], [ReservationLine(sku: "p1", quantity: 2), ReservationLine(sku: "ü\"3", quantity: 99)]] {
+      #expect(
+        String(decoding: ReservationLine.jsonBytes(lines), as: UTF8.self)
+          == String(decoding: try JSON.encode(lines), as: UTF8.self))
+    }
+  }
+
+  @Test func invalidationReadsAnEnvelopesHeadByHandAsTheDecoderDoes() throws {
+    let product = Product(sku: "p/1", name: "Hafer \"Drink\"", price: eur(199))
+    let message = StockChanged(hub: "h1", product: product, available: 3, reason: "reservation").message(
+      id: "e1", occurredAt: date("2026-10-20T18:42:00Z"), correlationId: nil, version: 41)
+    var reader = JSONReader(message.body)
+    let head = try CacheInvalidationHandler.Head(reading: &reader)
+    #expect(head.type == "stock.changed" && head.subject == "h1/p/1" && head.sequence == 41)
+    let decoded = try JSONDecoder().decode(CacheInvalidationHandler.Head.self, from: message.body)
+    #expect(decoded.type == head.type && decoded.subject == head.subject && decoded.sequence == head.sequence)
+    var partial = JSONReader(Data(#"{"type":"stock.changed","subject":"h1/p1"}"#.utf8))
+    #expect(throws: JSONReader.Failure.self) { try CacheInvalidationHandler.Head(reading: &partial) }
+  }
+
   @Test func theHandWrittenReservationRequestIsTheEncodersBytes() throws {
     for request in [
       ReservationRequest(

@@ -120,7 +120,7 @@ struct CheckoutResponder: Sendable {
   func handle(_ delivery: AMQPDelivery) async -> Data {
     let reply: CartCheckoutReply
     do {
-      let request = try JSON.decode(CartCheckoutRequest.self, from: delivery.body)
+      let request = try JSON.read(CartCheckoutRequest.self, from: delivery.body)
       reply = await answer(request, correlationID: request.correlationId ?? delivery.correlationID)
     } catch {
       reply = CartCheckoutReply(

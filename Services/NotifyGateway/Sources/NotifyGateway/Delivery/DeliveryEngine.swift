@@ -22,6 +22,9 @@ public final class DeliveryEngine: LifecycleService {
     public init(bundleID: String) { self.bundleID = bundleID }
   }
 
+  /// Each push's `apns-id` (a lowercase UUID, as APNs wants): drawn with `getrandom`, where
+  /// Foundation's `UUID()` opens and reads `/dev/urandom` on every call on Linux.
+  private static let apnsIDs = RandomIDs()
   private let store: NotifyStore
   private let transport: any APNsTransport
   private let policy: PushPolicy
@@ -173,7 +176,7 @@ public final class DeliveryEngine: LifecycleService {
     guard case .send(let push) = decision else { return .update(update, .handled(next)) }
     let request = APNsRequest(
       token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
-      priority: push.priority, expiration: update.expiresAt, id: UUID().uuidString.lowercased(),
+      priority: push.priority, expiration: update.expiresAt, id: Self.apnsIDs.next(),
       payload: PushPayloads.liveActivity(
         update.snapshot, event: push.event, alert: push.alert, timestamp: push.timestamp))
     let response = await send(request)
@@ -214,7 +217,7 @@ public final class DeliveryEngine: LifecycleService {
     let request = APNsRequest(
       token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
       expiration: alert.expiresAt,
-      id: UUID().uuidString.lowercased(), payload: PushPayloads.alert(alert.text, orderId: alert.orderId))
+      id: Self.apnsIDs.next(), payload: PushPayloads.alert(alert.text, orderId: alert.orderId))
     let response = await send(request)
     count(request, response)
     var retryAt: Date?

@@ -65,11 +65,98 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
 
   /// What makes two requests "the same body" for an idempotency key: the SHA-256 of the decoded
   /// body written with sorted keys, so spacing and key order do not matter but every value does.
+  /// Written by hand, byte for byte what `JSONEncoder` (sorted keys, slashes unescaped) writes
+  /// (a test compares): fingerprints stored before must still match.
   public var fingerprint: String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    let bytes = (try? encoder.encode(self)).map { [UInt8]($0) } ?? []
-    return SHA256.hex(bytes)
+    var out = JSONBytes(capacity: 128 + payment.token.utf8.count)
+    out.beginObject()
+    out.key("cartVersion")
+    out.int(cartVersion)
+    if let deliverTo {
+      out.key("deliverTo")
+      out.beginObject()
+      out.key("lat")
+      out.double(deliverTo.lat)
+      out.key("lng")
+      out.double(deliverTo.lng)
+      out.endObject()
+    }
+    out.key("hub")
+    out.string(hub)
+    out.key("payment")
+    out.beginObject()
+    out.key("method")
+    out.string(payment.method)
+    out.key("token")
+    out.string(payment.token)
+    out.endObject()
+    out.endObject()
+    return SHA256.hex(out.bytes)
+  }
+
+  /// The usual body read by hand (one per checkout); nil for anything else — an unknown or
+  /// repeated key, a value of another type, a fraction where an integer goes — which
+  /// `StrictJSON` then reads and explains. Nested objects may carry keys of their own, ignored
+  /// as the decoder ignores them.
+  public static func fast(_ body: [UInt8]) -> PlaceOrderBody? {
+    var reader = JSONReader(body)
+    var hub: HubID?
+    var cartVersion: Int64?
+    var payment: Payment?
+    var deliverTo: GeoPoint??
+    var seen = 0
+    do {
+      try reader.readObject { reader, key in
+        let bit: Int
+        switch key {
+        case "hub":
+          bit = 1
+          hub = try reader.readString()
+        case "cartVersion":
+          bit = 2
+          cartVersion = try reader.readInt64()
+        case "payment":
+          bit = 4
+          var method: String?
+          var token: String?
+          try reader.readObject { reader, key in
+            switch key {
+            case "method": method = try reader.readString()
+            case "token": token = try reader.readString()
+            default: try reader.skipValue()
+            }
+          }
+          guard let method, let token else { throw JSONReader.Failure("payment needs method and token") }
+          payment = Payment(method: method, token: token)
+        case "deliverTo":
+          bit = 8
+          if reader.readNull() {
+            deliverTo = .some(nil)
+            break
+          }
+          var lat: Double?
+          var lng: Double?
+          try reader.readObject { reader, key in
+            switch key {
+            case "lat": lat = try reader.readDouble()
+            case "lng": lng = try reader.readDouble()
+            default: try reader.skipValue()
+            }
+          }
+          guard let lat, let lng else { throw JSONReader.Failure("deliverTo needs lat and lng") }
+          deliverTo = GeoPoint(lat: lat, lng: lng)
+        default:
+          throw JSONReader.Failure("unknown key")
+        }
+        guard seen & bit == 0 else { throw JSONReader.Failure("repeated key") }
+        seen |= bit
+      }
+      try reader.finish()
+    } catch {
+      return nil
+    }
+    guard let hub, let cartVersion, let payment else { return nil }
+    return PlaceOrderBody(hub: hub, cartVersion: cartVersion, payment: payment, deliverTo: deliverTo ?? nil)
   }
 }
 

@@ -61,7 +61,7 @@ struct CacheInvalidationHandler: Sendable {
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
     // Only the head is read: every replica sees every stock event, so this runs often, and
     // the subject (`hub/sku`) and sequence are all that invalidation needs.
-    guard let head = try? JSONDecoder().decode(Head.self, from: delivery.body) else {
+    guard let head = try? JSON.read(Head.self, from: delivery.body) else {
       logger.warning("undecodable stock event dropped", ["event.type": delivery.routingKey])
       return .reject
     }
@@ -79,11 +79,31 @@ struct CacheInvalidationHandler: Sendable {
     return .ack
   }
 
-  /// The part of the envelope invalidation reads.
-  private struct Head: Decodable {
+  /// The part of the envelope invalidation reads: by hand (`JSONDecoder` was a twentieth of
+  /// StockService's CPU under the order benchmark), falling back to `JSONDecoder` for what the
+  /// reader refuses.
+  struct Head: Decodable, JSONReadable {
     var type: String
     var subject: String
     var sequence: Int64
+
+    init(reading reader: inout JSONReader) throws {
+      var type: String?
+      var subject: String?
+      var sequence: Int64?
+      try reader.readObject { reader, key in
+        switch key {
+        case "type": type = try reader.readString()
+        case "subject": subject = try reader.readString()
+        case "sequence": sequence = try reader.readInt64()
+        default: try reader.skipValue()
+        }
+      }
+      guard let type, let subject, let sequence else {
+        throw JSONReader.Failure("an event envelope needs type, subject and sequence")
+      }
+      (self.type, self.subject, self.sequence) = (type, subject, sequence)
+    }
   }
 }
 
@@ -117,7 +137,7 @@ struct ReservationResponder: Sendable {
     } catch {
       reply = .rejected(orderId: "", .malformedJSON("\(error)"))
     }
-    return (try? JSON.encode(reply)) ?? Data("{}".utf8)
+    return Data(reply.jsonBytes)
   }
 }
 

@@ -316,7 +316,8 @@ public final class StockStore: Sendable {
       guard case .hold(let reservation, _) = decision else { return (decision.reply, movements) }
       try db.execute(
         "INSERT INTO reservations (order_id, hub, lines, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-        reservation.orderId, reservation.hub, try JSON.encode(reservation.lines), reservation.state.rawValue,
+        reservation.orderId, reservation.hub, Data(ReservationLine.jsonBytes(reservation.lines)),
+        reservation.state.rawValue,
         reservation.createdAt.timeIntervalSince1970, reservation.expiresAt.timeIntervalSince1970)
       for line in reservation.lines {
         try db.execute(
@@ -571,7 +572,7 @@ public final class StockStore: Sendable {
       sku: try row.string(1), name: try row.string(2),
       price: Money(minorUnits: try row.int(3), currency: currency),
       deposit: try row.optionalInt(4).map { Money(minorUnits: $0, currency: currency) },
-      unitPrice: try row.optionalString(5).map { try JSON.decode(UnitPrice.self, from: Data($0.utf8)) })
+      unitPrice: try row.optionalString(5).map { try JSON.read(UnitPrice.self, from: Data($0.utf8)) })
     return StockedProduct(
       hub: try row.string(0), product: product, available: max(0, try row.int(6)), version: try row.int64(7))
   }
