@@ -28,6 +28,8 @@ extension HTTPRequest {
   /// `application/json` or `application/<something>+json`, with any parameters.
   static func isJSON(_ contentType: String?) -> Bool {
     guard let contentType else { return false }
+    // What nearly every client sends, without Foundation's slow trimming and lower-casing.
+    if contentType == "application/json" || contentType == "application/json; charset=utf-8" { return true }
     let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
       $0.trimmingCharacters(in: .whitespaces).lowercased()
     }
