@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import GrocerCore
@@ -50,5 +51,35 @@ import Testing
     #expect(UUID(uuidString: id) != nil)
     #expect(id == id.lowercased())
     #expect(RandomIDs().next() != id)
+  }
+
+  @Test func timeOrderedIDsAreVersion7UUIDsThatSortByTimeThenByCount() {
+    let now = Mutex<UInt64>(1_764_597_600_123)  // 2025-12-01T14:00:00.123Z
+    let ids = TimeOrderedIDs(milliseconds: { now.withLock { $0 } })
+    let first = ids.next()
+    #expect(UUID(uuidString: first) != nil && first == first.lowercased())
+    // The first 48 bits are the milliseconds; version 7; RFC 9562 variant (8, 9, a or b).
+    #expect(first.prefix(13) == "019ada36-8f7b")
+    #expect(Array(first)[14] == "7" && "89ab".contains(Array(first)[19]))
+    var made = [first]
+    for step in 0..<3000 {
+      if step % 1000 == 999 { now.withLock { $0 += 1 } }
+      made.append(ids.next())
+    }
+    // Strictly increasing as strings, within a millisecond and across them: keys append.
+    #expect(zip(made, made.dropFirst()).allSatisfy { $0 < $1 })
+    #expect(Set(made).count == made.count)
+    // Another generator (another process) in the same millisecond makes other ids.
+    let other = TimeOrderedIDs(milliseconds: { now.withLock { $0 } })
+    #expect(Set((0..<1000).map { _ in other.next() }).isDisjoint(with: made))
+  }
+
+  @Test func timeOrderedIDsFromManyTasksAreUnique() async {
+    let ids = TimeOrderedIDs()
+    let all = await withTaskGroup(of: [String].self) { group in
+      for _ in 0..<8 { group.addTask { (0..<500).map { _ in ids.next() } } }
+      return await group.reduce(into: [String]()) { $0 += $1 }
+    }
+    #expect(Set(all).count == 4000)
   }
 }

@@ -27,7 +27,7 @@ public struct CartServiceApp: Sendable {
 /// Tests call it with a temporary data directory, a manual clock and sequential ids.
 public func buildCartService(
   configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry()
+  ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry()
 ) throws -> CartServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
@@ -98,6 +98,6 @@ public func loadDemoPromotions(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   defer { database.close() }
-  let store = CartStore(database: database, clock: clock, ids: RandomIDs())
+  let store = CartStore(database: database, clock: clock, ids: TimeOrderedIDs())
   return try Promotion.demo.filter { try store.upsertPromotion($0, correlationID: nil) }.count
 }

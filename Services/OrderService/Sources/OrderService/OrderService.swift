@@ -29,7 +29,7 @@ public struct OrderServiceApp: Sendable {
 /// replaces the built-in simulator (a real provider's adapter goes there).
 public func buildOrderService(
   configuration: OrderServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry(),
+  ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry(),
   payments: (any PaymentProvider)? = nil
 ) throws -> OrderServiceApp {
   // Money and idempotency: every commit is on disk before anyone is answered.
@@ -39,7 +39,7 @@ public func buildOrderService(
   let provider =
     try payments
     ?? SimulatedPaymentProvider(
-      path: configuration.simulatorDatabasePath, clock: clock, ids: RandomIDs(),
+      path: configuration.simulatorDatabasePath, clock: clock, ids: TimeOrderedIDs(),
       hang: configuration.simulatorHang,
       logger: logger)
 

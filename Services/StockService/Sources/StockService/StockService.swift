@@ -28,7 +28,7 @@ public struct StockServiceApp: Sendable {
 /// Tests call it with a temporary data directory, a manual clock and sequential ids.
 public func buildStockService(
   configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry()
+  ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry()
 ) throws -> StockServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
@@ -120,7 +120,7 @@ public func buildStockService(
 /// `hub.changed`/`stock.changed` events wait in the outbox until the service runs.
 public func loadDemoAssortment(
   configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  ids: any IDGenerator = RandomIDs()
+  ids: any IDGenerator = TimeOrderedIDs()
 ) throws -> Bool {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)

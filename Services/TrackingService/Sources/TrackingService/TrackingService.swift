@@ -25,7 +25,8 @@ public struct TrackingServiceApp: Sendable {
 /// The composition root: builds every part of TrackingService from its configuration.
 public func buildTrackingService(
   configuration: TrackingServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
-  ids: any IDGenerator = RandomIDs(), metrics: MetricsRegistry = MetricsRegistry(), eta: ETAModel = ETAModel()
+  ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry(),
+  eta: ETAModel = ETAModel()
 ) throws -> TrackingServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
