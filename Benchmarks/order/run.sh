@@ -337,7 +337,9 @@ for i in 0 1 2 3; do
   # (a process that was restarted meanwhile, e.g. the broker, counts from 0 again: shown as -)
   cpu_line+=" ${CPU_NAMES[i]} $(awk -v t=$((CPU_AFTER[i] - CPU_BEFORE[i])) -v ms="$TICK_MS" -v n="$(field full requests)" 'BEGIN { printf (n > 0 && t >= 0 ? sprintf("%.2f", t * ms / n) : "-") }')"
 done
-echo "$cpu_line; machine busy (over wrk's whole -d) $(awk -v b=$((CPU_AFTER[4] - CPU_BEFORE[4])) -v t=$((CPU_AFTER[5] - CPU_BEFORE[5])) 'BEGIN { if (t > 0) print int(100 * b / t + 0.5) "%"; else print "-" }') of $(nproc) cores"
+# Busy ticks over the time orders were answered (first to last answer): when the carts run out
+# before wrk's -d ends, the idle tail would otherwise dilute it.
+echo "$cpu_line; machine busy while answering $(awk -v b=$((CPU_AFTER[4] - CPU_BEFORE[4])) -v ms="$(field full elapsed_ms)" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" 'BEGIN { if (ms > 0) print int(100 * b / (ms / 1000 * hz * cores) + 0.5) "%"; else print "-" }') of $(nproc) cores"
 events_line="events per answered order at full speed:"
 for i in 0 1 2; do
   events_line+=" ${CPU_NAMES[i]} published $(awk -v d=$((PUBLISHED_AFTER[i] - PUBLISHED_BEFORE[i])) -v n="$(field full requests)" 'BEGIN { printf (n > 0 ? sprintf("%.1f", d / n) : "-") }')"
