@@ -1,12 +1,18 @@
+import GrocerCore
 import Synchronization
 
 /// Wakes one waiting task; a wake with nobody waiting is remembered until the next wait.
 ///
 /// Lets the relay sleep until a commit (or a timeout) without polling every few milliseconds.
+/// The timeout is a `Deadlines` entry: a relay that waits hundreds of times a second made a
+/// task group, two child tasks and a Dispatch timer for each wait.
 public final class WakeSignal: Sendable {
   private struct State {
     var pending = false
     var waiter: CheckedContinuation<Void, Never>?
+    /// Counts waits, so a late timeout or cancellation cannot end the next one.
+    var wait: UInt64 = 0
+    var deadline: Deadlines.Token?
   }
 
   private let state = Mutex(State())
@@ -14,29 +20,26 @@ public final class WakeSignal: Sendable {
   public init() {}
 
   public func notify() {
-    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+    let (waiter, deadline) = state.withLock {
+      state -> (CheckedContinuation<Void, Never>?, Deadlines.Token?) in
       guard let waiter = state.waiter else {
         state.pending = true
-        return nil
+        return (nil, nil)
       }
       state.waiter = nil
-      return waiter
+      defer { state.deadline = nil }
+      return (waiter, state.deadline)
     }
+    if let deadline { Deadlines.shared.cancel(deadline) }
     waiter?.resume()
   }
 
   /// Returns on `notify`, after `timeout`, or on cancellation, whichever comes first.
   public func wait(timeout: Duration) async {
-    await withTaskGroup(of: Void.self) { group in
-      group.addTask { await self.wait() }
-      group.addTask { try? await Task.sleep(for: timeout) }
-      await group.next()
-      group.cancelAll()
+    let number = state.withLock { state -> UInt64 in
+      state.wait += 1
+      return state.wait
     }
-  }
-
-  /// Returns on `notify` or cancellation.
-  private func wait() async {
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         let resumeNow = state.withLock { state -> Bool in
@@ -47,14 +50,33 @@ public final class WakeSignal: Sendable {
           state.waiter = continuation
           return false
         }
-        if resumeNow { continuation.resume() }
+        if resumeNow {
+          continuation.resume()
+          return
+        }
+        let deadline = Deadlines.shared.schedule(after: timeout) { [self] in end(number) }
+        let stillWaiting = state.withLock { state -> Bool in
+          guard state.wait == number, state.waiter != nil else { return false }
+          state.deadline = deadline
+          return true
+        }
+        if !stillWaiting { Deadlines.shared.cancel(deadline) }
       }
     } onCancel: {
-      let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-        defer { state.waiter = nil }
-        return state.waiter
-      }
-      waiter?.resume()
+      end(number)
     }
+  }
+
+  /// Ends wait `number` if it is still waiting (its timeout, or its task's cancellation).
+  private func end(_ number: UInt64) {
+    let (waiter, deadline) = state.withLock {
+      state -> (CheckedContinuation<Void, Never>?, Deadlines.Token?) in
+      guard state.wait == number, let waiter = state.waiter else { return (nil, nil) }
+      state.waiter = nil
+      defer { state.deadline = nil }
+      return (waiter, state.deadline)
+    }
+    if let deadline { Deadlines.shared.cancel(deadline) }
+    waiter?.resume()
   }
 }

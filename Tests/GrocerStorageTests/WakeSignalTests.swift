@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+@testable import GrocerStorage
+
+@Suite struct WakeSignalTests {
+  @Test func aNotifyWithNobodyWaitingIsRememberedForTheNextWaitOnly() async {
+    let signal = WakeSignal()
+    signal.notify()
+    let started = ContinuousClock.now
+    await signal.wait(timeout: .seconds(60))  // returns at once: the wake was remembered
+    #expect(ContinuousClock.now - started < .seconds(10))
+    let second = ContinuousClock.now
+    await signal.wait(timeout: .milliseconds(50))  // nothing remembered: the timeout ends it
+    #expect(ContinuousClock.now - second >= .milliseconds(50))
+  }
+
+  @Test func aNotifyEndsAWaitEarlyAndItsTimeoutDoesNotEndTheNextWait() async {
+    let signal = WakeSignal()
+    let waiter = Task {
+      let started = ContinuousClock.now
+      await signal.wait(timeout: .milliseconds(300))
+      return ContinuousClock.now - started
+    }
+    // Until the waiter waits, a notify is remembered instead, which ends its wait as well.
+    try? await Task.sleep(for: .milliseconds(20))
+    signal.notify()
+    #expect(await waiter.value < .milliseconds(300))
+    // The first wait's deadline (300 ms) must not cut the next wait (800 ms) short.
+    let started = ContinuousClock.now
+    await signal.wait(timeout: .milliseconds(800))
+    #expect(ContinuousClock.now - started >= .milliseconds(800))
+  }
+
+  @Test func cancellingTheWaitingTaskEndsItsWait() async {
+    let signal = WakeSignal()
+    let waiter = Task {
+      let started = ContinuousClock.now
+      await signal.wait(timeout: .seconds(60))
+      return ContinuousClock.now - started
+    }
+    try? await Task.sleep(for: .milliseconds(20))
+    waiter.cancel()
+    #expect(await waiter.value < .seconds(10))
+  }
+}
