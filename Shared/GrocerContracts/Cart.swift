@@ -502,12 +502,7 @@ extension CartCheckoutReply {
     }
     if let error {
       out.key("error")
-      out.beginObject()
-      out.key("code")
-      out.string(error.code)
-      out.key("detail")
-      out.string(error.detail)
-      out.endObject()
+      out.remoteError(error)
     }
     out.key("matches")
     out.bool(matches)
@@ -751,6 +746,26 @@ extension JSONBytes {
     int(quantity)
     key("sku")
     string(sku)
+    endObject()
+  }
+
+  /// `{code, detail}`: why a request/reply question was refused.
+  mutating func remoteError(_ error: RemoteError) {
+    beginObject()
+    key("code")
+    string(error.code)
+    key("detail")
+    string(error.detail)
+    endObject()
+  }
+
+  /// `{lat, lng}`.
+  public mutating func geoPoint(_ point: GeoPoint) {
+    beginObject()
+    key("lat")
+    double(point.lat)
+    key("lng")
+    double(point.lng)
     endObject()
   }
 }

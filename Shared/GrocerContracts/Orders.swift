@@ -94,12 +94,7 @@ extension OrderConfirmed {
     out.int(cartVersion)
     if let deliverTo {
       out.key("deliverTo")
-      out.beginObject()
-      out.key("lat")
-      out.double(deliverTo.lat)
-      out.key("lng")
-      out.double(deliverTo.lng)
-      out.endObject()
+      out.geoPoint(deliverTo)
     }
     out.key("hub")
     out.string(hub)
