@@ -58,7 +58,7 @@ struct OrderController: Sendable {
     case .started(let orderId):
       let saga = self.saga
       // The saga goes on in its own task whatever happens to this request.
-      let outcome = await answer(within: requestDeadline, cancellingLate: false) { await saga.drive(orderId) }
+      let outcome = await answer(within: requestDeadline) { give in saga.drive(orderId, then: give) }
       switch outcome {
       case .answered(let reply)?: return Self.response(reply, replayed: false)
       case .unavailable(let error)?: throw Self.http(error)

@@ -89,17 +89,25 @@ public final class CheckoutSaga: Sendable {
 
   /// Drives `orderId` as far as it goes now; joins the drive already running, if any.
   public func drive(_ orderId: String) async -> SagaOutcome {
-    let task = running.withLock { running -> Task<SagaOutcome, Never> in
+    await withCheckedContinuation { continuation in
+      drive(orderId) { continuation.resume(returning: $0) }
+    }
+  }
+
+  /// `drive` for a caller that must not wait (a request with a deadline): `done` gets the
+  /// outcome, called by the drive's own task when this call started it (no task in between).
+  public func drive(_ orderId: String, then done: @escaping @Sendable (SagaOutcome) -> Void) {
+    let joined = running.withLock { running -> Task<SagaOutcome, Never>? in
       if let task = running[orderId] { return task }
-      let task = Task {
+      running[orderId] = Task {
         let outcome = await self.advance(orderId)
         _ = self.running.withLock { $0.removeValue(forKey: orderId) }
+        done(outcome)
         return outcome
       }
-      running[orderId] = task
-      return task
+      return nil
     }
-    return await task.value
+    if let joined { Task { done(await joined.value) } }
   }
 
   /// How many drives are running (tests, shutdown).
