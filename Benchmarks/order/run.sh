@@ -202,15 +202,15 @@ saga_ms() { # first-user last-user: p50 and p99 of updated_at - created_at over 
     awk 'function at(p, i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return v[i] }
       { v[NR] = $1 } END { if (NR) printf "p50 %.1f, p99 %.1f", at(0.5), at(0.99); else printf "-" }'
 }
-# CPU time (clock ticks, user + system) of a process, and of the whole machine (busy, total).
+# CPU time (clock ticks, user + system) of a process, and the whole machine's busy ticks.
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 BROKER_PID="$(pgrep -o -f 'beam.smp.*rabbit' || true)"
 CPU_NAMES=(order cart stock broker)
 event_counts() { # metric: its sum at order-service, cart-service, stock-service
   echo "$(metric_sum "$ORDER_PORT" "$1") $(metric_sum "$CART_PORT" "$1") $(metric_sum "$STOCK_PORT" "$1")"
 }
-cpu_snapshot() { # prints the ticks of order, cart, stock, broker, then the machine's busy and total
+cpu_snapshot() { # prints the ticks of order, cart, stock, broker, then the machine's busy ticks
   echo "$(proc_ticks "$ORDER_PID") $(proc_ticks "$CART_PID") $(proc_ticks "$STOCK_PID")" \
     "$(if [[ -n "$BROKER_PID" ]]; then proc_ticks "$BROKER_PID"; else echo 0; fi) $(machine_ticks)"
 }

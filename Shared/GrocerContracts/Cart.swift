@@ -502,7 +502,7 @@ extension CartCheckoutReply {
     }
     if let error {
       out.key("error")
-      out.remoteError(error)
+      error.write(into: &out)
     }
     out.key("matches")
     out.bool(matches)
@@ -537,7 +537,23 @@ extension CartChanged {
   }
 }
 
-// MARK: - Read by hand (OrderService reads a cart reply for every checkout)
+// MARK: - Read by hand (one checkout question and its answer per order)
+
+extension CartCheckoutRequest.Count: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var sku: SKU?
+    var available: Int?
+    try reader.readObject { reader, key in
+      switch key {
+      case "sku": sku = try reader.readString()
+      case "available": available = try reader.readInt()
+      default: try reader.skipValue()
+      }
+    }
+    guard let sku, let available else { throw JSONReader.Failure("a count needs sku and available") }
+    self.init(sku: sku, available: available)
+  }
+}
 
 extension CartCheckoutRequest: JSONReadable {
   /// CartService reads one request per checkout. A body the reader refuses (an unknown `kind`,
@@ -559,19 +575,7 @@ extension CartCheckoutRequest: JSONReadable {
       case "counts":
         if reader.readNull() { break }
         var read: [Count] = []
-        try reader.readArray { reader in
-          var sku: SKU?
-          var available: Int?
-          try reader.readObject { reader, key in
-            switch key {
-            case "sku": sku = try reader.readString()
-            case "available": available = try reader.readInt()
-            default: try reader.skipValue()
-            }
-          }
-          guard let sku, let available else { throw JSONReader.Failure("a count needs sku and available") }
-          read.append(Count(sku: sku, available: available))
-        }
+        try reader.readArray { read.append(try Count(reading: &$0)) }
         counts = read
       default: try reader.skipValue()
       }
@@ -746,26 +750,6 @@ extension JSONBytes {
     int(quantity)
     key("sku")
     string(sku)
-    endObject()
-  }
-
-  /// `{code, detail}`: why a request/reply question was refused.
-  mutating func remoteError(_ error: RemoteError) {
-    beginObject()
-    key("code")
-    string(error.code)
-    key("detail")
-    string(error.detail)
-    endObject()
-  }
-
-  /// `{lat, lng}`.
-  public mutating func geoPoint(_ point: GeoPoint) {
-    beginObject()
-    key("lat")
-    double(point.lat)
-    key("lng")
-    double(point.lng)
     endObject()
   }
 }

@@ -84,6 +84,16 @@ public struct RemoteError: Codable, Hashable, Sendable, Error, CustomStringConve
 }
 
 extension RemoteError: JSONReadable {
+  /// `{code, detail}`.
+  public func write(into out: inout JSONBytes) {
+    out.beginObject()
+    out.key("code")
+    out.string(code)
+    out.key("detail")
+    out.string(detail)
+    out.endObject()
+  }
+
   public init(reading reader: inout JSONReader) throws {
     var code: String?
     var detail: String?

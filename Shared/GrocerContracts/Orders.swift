@@ -94,7 +94,7 @@ extension OrderConfirmed {
     out.int(cartVersion)
     if let deliverTo {
       out.key("deliverTo")
-      out.geoPoint(deliverTo)
+      deliverTo.write(into: &out)
     }
     out.key("hub")
     out.string(hub)

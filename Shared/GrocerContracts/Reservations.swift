@@ -145,7 +145,7 @@ extension ReservationReply {
     var out = JSONBytes(capacity: 128 + (shortfall?.count ?? 0) * 60)
     out.beginObject()
     out.key("error")
-    if let error { out.remoteError(error) } else { out.null() }
+    if let error { error.write(into: &out) } else { out.null() }
     out.key("expiresAt")
     if let expiresAt { out.date(expiresAt) } else { out.null() }
     out.key("orderId")

@@ -57,14 +57,29 @@ extension TrackingSnapshot {
   }
 }
 
-extension GeoPoint {
-  func write(into out: inout JSONBytes) {
+extension GeoPoint: JSONReadable {
+  /// `{lat, lng}`.
+  public func write(into out: inout JSONBytes) {
     out.beginObject()
     out.key("lat")
     out.double(lat)
     out.key("lng")
     out.double(lng)
     out.endObject()
+  }
+
+  public init(reading reader: inout JSONReader) throws {
+    var lat: Double?
+    var lng: Double?
+    try reader.readObject { reader, key in
+      switch key {
+      case "lat": lat = try reader.readDouble()
+      case "lng": lng = try reader.readDouble()
+      default: try reader.skipValue()
+      }
+    }
+    guard let lat, let lng else { throw JSONReader.Failure("a point needs lat and lng") }
+    self.init(lat: lat, lng: lng)
   }
 }
 

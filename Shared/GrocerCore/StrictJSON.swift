@@ -39,12 +39,19 @@ extension StrictBody {
   /// (the default) sends it through `StrictJSON`, which also explains what is wrong.
   public static func fast(_ body: [UInt8]) -> Self? { nil }
 
-  /// Decodes a body strictly, answering in the caller's own error type: the type's `fast` path
-  /// first, then `StrictJSON`.
+  /// Decodes a body strictly, answering in the caller's own error type.
   public static func decode<E: Error>(from data: Data, mappingErrors map: (BodyError) -> E) throws(E) -> Self
   {
-    if let body = fast([UInt8](data)) { return body }
     do { return try StrictJSON.decode(Self.self, from: data) } catch { throw map(error) }
+  }
+
+  /// A request's body decoded strictly: the type's `fast` reading first (no copy), then
+  /// `StrictJSON`, which gives the same value or explains what is wrong.
+  public static func decode<E: Error>(from body: [UInt8], mappingErrors map: (BodyError) -> E) throws(E)
+    -> Self
+  {
+    if let value = fast(body) { return value }
+    return try decode(from: Data(body), mappingErrors: map)
   }
 }
 

@@ -8,7 +8,7 @@ import Testing
 
 @Suite struct PlaceOrderBodyTests {
   static func decode(_ json: String) throws(OrderError) -> PlaceOrderBody {
-    try PlaceOrderBody.decode(from: Data(json.utf8), mappingErrors: OrderError.init)
+    try PlaceOrderBody.decode(from: Array(json.utf8), mappingErrors: OrderError.init)
   }
 
   static let valid =

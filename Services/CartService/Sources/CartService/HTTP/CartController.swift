@@ -239,8 +239,7 @@ struct CartController: Sendable {
 
   static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
     try request.requireJSONBody()
-    // (`decode` tries the type's `fast` reading first.)
-    do { return try T.decodeCartBody(from: Data(request.body)) } catch { throw http(error) }
+    do { return try T.decode(from: request.body, mappingErrors: CartError.init) } catch { throw http(error) }
   }
 
   /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A

@@ -14,13 +14,27 @@ public enum PaymentMethod: String, Codable, Hashable, Sendable, CaseIterable {
 public struct PlaceOrderBody: StrictBody, Codable, Hashable {
   public static let allowedKeys: Set<String> = ["hub", "cartVersion", "payment", "deliverTo"]
 
-  public struct Payment: Codable, Hashable, Sendable {
+  public struct Payment: Codable, Hashable, Sendable, JSONReadable {
     public var method: String
     public var token: String
 
     public init(method: String, token: String) {
       self.method = method
       self.token = token
+    }
+
+    public init(reading reader: inout JSONReader) throws {
+      var method: String?
+      var token: String?
+      try reader.readObject { reader, key in
+        switch key {
+        case "method": method = try reader.readString()
+        case "token": token = try reader.readString()
+        default: try reader.skipValue()
+        }
+      }
+      guard let method, let token else { throw JSONReader.Failure("payment needs method and token") }
+      self.init(method: method, token: token)
     }
   }
 
@@ -74,7 +88,7 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
     out.int(cartVersion)
     if let deliverTo {
       out.key("deliverTo")
-      out.geoPoint(deliverTo)
+      deliverTo.write(into: &out)
     }
     out.key("hub")
     out.string(hub)
@@ -98,7 +112,7 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
     var hub: HubID?
     var cartVersion: Int64?
     var payment: Payment?
-    var deliverTo: GeoPoint??
+    var deliverTo: GeoPoint?
     var seen = 0
     do {
       try reader.readObject { reader, key in
@@ -112,34 +126,10 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
           cartVersion = try reader.readInt64()
         case "payment":
           bit = 4
-          var method: String?
-          var token: String?
-          try reader.readObject { reader, key in
-            switch key {
-            case "method": method = try reader.readString()
-            case "token": token = try reader.readString()
-            default: try reader.skipValue()
-            }
-          }
-          guard let method, let token else { throw JSONReader.Failure("payment needs method and token") }
-          payment = Payment(method: method, token: token)
+          payment = try Payment(reading: &reader)
         case "deliverTo":
           bit = 8
-          if reader.readNull() {
-            deliverTo = .some(nil)
-            break
-          }
-          var lat: Double?
-          var lng: Double?
-          try reader.readObject { reader, key in
-            switch key {
-            case "lat": lat = try reader.readDouble()
-            case "lng": lng = try reader.readDouble()
-            default: try reader.skipValue()
-            }
-          }
-          guard let lat, let lng else { throw JSONReader.Failure("deliverTo needs lat and lng") }
-          deliverTo = GeoPoint(lat: lat, lng: lng)
+          deliverTo = reader.readNull() ? nil : try GeoPoint(reading: &reader)
         default:
           throw JSONReader.Failure("unknown key")
         }
@@ -151,7 +141,7 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
       return nil
     }
     guard let hub, let cartVersion, let payment else { return nil }
-    return PlaceOrderBody(hub: hub, cartVersion: cartVersion, payment: payment, deliverTo: deliverTo ?? nil)
+    return PlaceOrderBody(hub: hub, cartVersion: cartVersion, payment: payment, deliverTo: deliverTo)
   }
 }
 

@@ -36,7 +36,7 @@ struct OrderController: Sendable {
     do {
       key = try IdempotencyKey.validate(request.headers[IdempotencyKey.header])
       try request.requireJSONBody()
-      body = try PlaceOrderBody.decode(from: Data(request.body), mappingErrors: OrderError.init)
+      body = try PlaceOrderBody.decode(from: request.body, mappingErrors: OrderError.init)
       method = try body.validate()
     } catch let error as OrderError {
       throw Self.http(error)
@@ -123,7 +123,7 @@ struct OrderController: Sendable {
     let body: EventBody
     do {
       try request.requireJSONBody()
-      body = try EventBody.decode(from: Data(request.body), mappingErrors: OrderError.init)
+      body = try EventBody.decode(from: request.body, mappingErrors: OrderError.init)
     } catch let error as OrderError {
       throw Self.http(error)
     }

@@ -244,7 +244,7 @@ struct TrackingController: Sendable {
 
   static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
     try request.requireJSONBody()
-    do { return try T.decode(from: Data(request.body), mappingErrors: TrackingError.init) } catch {
+    do { return try T.decode(from: request.body, mappingErrors: TrackingError.init) } catch {
       throw http(error)
     }
   }
