@@ -235,8 +235,9 @@ server_quantiles() { # before-file after-file
     }' "$1" "$2"
 }
 
-# --- Quiet before timing: the preparation's cart.changed events (one per PUT) are still
-# leaving CartService's outbox for a few seconds; measured orders should not compete with them.
+# --- Quiet before timing: the preparation's events (StockService's demo load; cart.changed per
+# PUT when a caller turned them on) may still be leaving an outbox; measured orders should not
+# compete with them.
 quiet_deadline=$((SECONDS + 60))
 while ((SECONDS < quiet_deadline)) &&
   [[ "$(metric_sum "$CART_PORT" outbox_backlog)$(metric_sum "$STOCK_PORT" outbox_backlog)" != 00 ]]; do

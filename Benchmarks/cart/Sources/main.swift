@@ -20,6 +20,7 @@ let users = 1_000
 let skus = arguments.dropFirst(2).first.flatMap(Int.init) ?? 200
 var configuration = CartServiceConfiguration(settings: Settings(["GROCER_DATA_DIR": directory]))
 configuration.serviceName = "cart-bench-store"
+configuration.publishesCartChanges = true  // as the HTTP benchmark measures: the dearer case
 let app = try buildCartService(configuration: configuration, logger: .discarding())
 let store = app.store
 

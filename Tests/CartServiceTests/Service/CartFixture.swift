@@ -25,7 +25,7 @@ struct CartFixture {
 
   init(
     dataDirectory: String? = nil, serviceName: String? = nil, clock: ManualClock = ManualClock(),
-    seed: Bool = true, catalogueTimeout: TimeInterval = 0.3
+    seed: Bool = true, catalogueTimeout: TimeInterval = 0.3, publishesChanges: Bool = true
   )
     throws
   {
@@ -42,6 +42,8 @@ struct CartFixture {
     configuration.queueExpiry = 600
     // No StockService answers this fixture's catalogue queue unless a test starts one.
     configuration.catalogueTimeout = catalogueTimeout
+    // Most tests here check the `cart.changed` each version publishes; the default is off.
+    configuration.publishesCartChanges = publishesChanges
     self.configuration = configuration
     self.clock = clock
     app = try buildCartService(

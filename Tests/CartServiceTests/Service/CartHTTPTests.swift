@@ -46,6 +46,21 @@ import Testing
     #expect(removed.lines.isEmpty)
   }
 
+  @Test func cartChangedIsPublishedOnlyWhenTurnedOn() async throws {
+    #expect(CartServiceConfiguration(settings: Settings([:])).publishesCartChanges == false)
+    #expect(
+      CartServiceConfiguration(settings: Settings(["GROCER_CART_CHANGED_EVENTS": "1"])).publishesCartChanges)
+
+    let quiet = try CartFixture(publishesChanges: false)
+    #expect(try await quiet.put("p1", 3).version == 1)
+    #expect(try await quiet.put("p1", 0).version == 2)
+    #expect(try quiet.outbox().isEmpty)
+
+    let announcing = try CartFixture(publishesChanges: true)
+    _ = try await announcing.put("p1", 3)
+    #expect(try announcing.cartEvents().map(\.reason) == ["customer"])
+  }
+
   @Test func moreThanTheHubHasIsClampedInANormalReplyOnce() async throws {
     let fixture = try CartFixture()
     let clamped = try await fixture.put("p2", 5)

@@ -146,7 +146,7 @@ import Testing
   /// other order.
   @Test func aProviderCallThatIgnoresCancellationStillTimesOut() async throws {
     let world = try ReviewHarness(
-      paymentTimeout: .milliseconds(200), wrap: { StubbornProvider(inner: $0, delay: 3) })
+      paymentTimeout: .milliseconds(200), wrap: { StubbornProvider(inner: $0, delay: 10) })
     world.neighboursAgree()
     let orderId = try world.orderLeftAtReserved(reservationExpiresAt: world.clock.now() + 600)
     try world.store.recordCharging(orderId)
@@ -154,7 +154,8 @@ import Testing
     let outcome = await world.saga.drive(orderId)
     let took = ContinuousClock.now - started
     #expect(outcome == .pending(orderId: orderId))
-    #expect(took < .seconds(1.5), "a 200 ms payment time-out took \(took)")
+    // Far below the provider's 10 s, with room for a loaded machine (parallel tests took 1.5 s).
+    #expect(took < .seconds(5), "a 200 ms payment time-out took \(took)")
   }
 
   // MARK: - Key purge

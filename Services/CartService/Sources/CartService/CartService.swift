@@ -32,7 +32,8 @@ public func buildCartService(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   let store = CartStore(
-    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold)
+    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold,
+    publishesChanges: configuration.publishesCartChanges)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
@@ -91,13 +92,16 @@ public func buildCartService(
 }
 
 /// Defines the demo promo codes in the service's database (their `cart.changed` events, if any
-/// cart held an older definition, wait in the outbox). Returns how many were new.
+/// cart held an older definition and changes are published, wait in the outbox). Returns how
+/// many were new.
 public func loadDemoPromotions(
   configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock()
 ) throws -> Int {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   defer { database.close() }
-  let store = CartStore(database: database, clock: clock, ids: TimeOrderedIDs())
+  let store = CartStore(
+    database: database, clock: clock, ids: TimeOrderedIDs(),
+    publishesChanges: configuration.publishesCartChanges)
   return try Promotion.demo.filter { try store.upsertPromotion($0, correlationID: nil) }.count
 }

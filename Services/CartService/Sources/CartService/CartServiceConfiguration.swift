@@ -18,6 +18,10 @@ public struct CartServiceConfiguration: Sendable {
   public var promoSweepInterval: TimeInterval = 30
   /// How long a cart in checkout is spared the counts a reservation took.
   public var checkoutHold: TimeInterval = 15 * 60
+  /// Whether every new cart version is published as `cart.changed`. Off by default: no service
+  /// consumes it (SPEC.md lists none), and each one cost a publish per cart change, the checkout's
+  /// emptying included. Turn it on for a consumer that wants carts as they change (analytics).
+  public var publishesCartChanges = false
   /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
   /// deployments); never in production, where a stopped service must find its events waiting.
   public var queueExpiry: TimeInterval?
@@ -34,6 +38,7 @@ public struct CartServiceConfiguration: Sendable {
     promoSweepInterval = max(
       0.05, settings.double("GROCER_PROMO_SWEEP_INTERVAL", default: promoSweepInterval))
     checkoutHold = max(0, settings.double("GROCER_CHECKOUT_HOLD", default: checkoutHold))
+    publishesCartChanges = settings.bool("GROCER_CART_CHANGED_EVENTS", default: publishesCartChanges)
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
   }

@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// Every write runs in one transaction on the single writer, which is what serializes the
 /// writes to one cart: a cart's `version` is read and raised inside the transaction that changes
-/// it, and its `cart.changed` event goes to the outbox in the same transaction. The reply is
+/// it, and its `cart.changed` event (when they are published) goes to the outbox in the same
+/// transaction. The reply is
 /// rendered inside that transaction too, so it shows exactly the version it created. Writes
 /// queued on the writer queue (the HTTP path) commit in groups, each in its own savepoint.
 public final class CartStore: Sendable {
@@ -19,6 +20,8 @@ public final class CartStore: Sendable {
   /// How long a cart in checkout keeps what a reservation took from the counts (see
   /// `applyProduct`).
   private let checkoutHold: TimeInterval
+  /// Whether each new version puts `cart.changed` in the outbox.
+  private let publishesChanges: Bool
   /// At most this many adjustments are kept per cart (the newest).
   static let adjustmentsKept = 100
   /// Decoded hubs and promotions by the version last read, so a reply decodes neither.
@@ -39,9 +42,11 @@ public final class CartStore: Sendable {
 
   public init(
     database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator,
-    checkoutHold: TimeInterval = 15 * 60, replies: CartReplyCache = CartReplyCache()
+    checkoutHold: TimeInterval = 15 * 60, publishesChanges: Bool = false,
+    replies: CartReplyCache = CartReplyCache()
   ) {
     self.replies = replies
+    self.publishesChanges = publishesChanges
     self.database = database
     self.clock = clock
     self.ids = ids
@@ -505,7 +510,7 @@ public final class CartStore: Sendable {
   }
 
   /// Writes the cart's new version (creating the row), drops adjustments beyond those kept, and
-  /// puts `cart.changed` in the outbox.
+  /// puts `cart.changed` in the outbox when changes are published.
   private func saveVersion(
     _ version: Int64, user: String, hub: HubID, promo: String?, reason: String, correlationID: String?,
     lines known: [CartChanged.Line]? = nil, in db: SQLiteConnection
@@ -523,6 +528,7 @@ public final class CartStore: Sendable {
         "DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ? AND version <= ?", user, hub,
         version - Int64(Self.adjustmentsKept))
     }
+    guard publishesChanges else { return }
     let lines =
       try known
       ?? db.query(
