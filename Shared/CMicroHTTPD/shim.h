@@ -6,12 +6,22 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <string.h>
 #include <microhttpd.h>
 
 /// Signature of MHD_OPTION_URI_LOG_CALLBACK: sees the raw request target before MHD decodes it;
 /// its return value becomes the request's initial `*req_cls`.
 typedef void *(*grocer_mhd_uri_log_callback)(void *cls, const char *uri,
                                              struct MHD_Connection *connection);
+
+/// MHD_OPTION_UNESCAPE_CALLBACK that leaves the text as it is. The server reads the raw target
+/// (from the URI log callback) and decodes the path and query itself, so MHD's own decoding of
+/// the path and of every query argument was work nobody read (about 1% of a stock lookup).
+static inline size_t grocer_mhd_keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
+  (void)cls;
+  (void)connection;
+  return strlen(text);
+}
 
 /// Starts a daemon without Swift touching MHD's variadic API: the four callbacks are passed
 /// explicitly, everything else goes through an MHD_OPTION_ARRAY terminated by MHD_OPTION_END.
@@ -23,6 +33,7 @@ static inline struct MHD_Daemon *grocer_mhd_start_daemon(
                           MHD_OPTION_NOTIFY_COMPLETED, completed, cls,
                           MHD_OPTION_URI_LOG_CALLBACK, uri_log, cls,
                           MHD_OPTION_NOTIFY_CONNECTION, notify_connection, cls,
+                          MHD_OPTION_UNESCAPE_CALLBACK, grocer_mhd_keep_escaped, NULL,
                           MHD_OPTION_ARRAY, options,
                           MHD_OPTION_END);
 }

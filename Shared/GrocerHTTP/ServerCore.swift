@@ -169,12 +169,15 @@ final class ServerCore: Sendable {
 
   /// Resumes `context` with `response` unless someone (shutdown) already did.
   private func resume(_ context: RequestContext, with response: HTTPResponse) {
-    suspended.withLock { entries in
-      guard entries.removeValue(forKey: ObjectIdentifier(context)) != nil, let connection = context.connection
-      else { return }
+    let connection = suspended.withLock { entries -> OpaquePointer? in
+      guard entries.removeValue(forKey: ObjectIdentifier(context)) != nil else { return nil }
       context.response = response
-      MHD_resume_connection(connection)
+      return context.connection
     }
+    // Outside the lock (MHD takes its own and wakes the poll thread): the entry is gone, so no
+    // one else resumes this connection, and until it completes it counts as in flight, which
+    // shutdown waits for before stopping the daemon.
+    if let connection { MHD_resume_connection(connection) }
   }
 
   /// Answers every suspended request with 503 and resumes it; returns how many there were.

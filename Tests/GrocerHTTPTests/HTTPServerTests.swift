@@ -46,6 +46,11 @@ final class Gate: Sendable {
       })
     router.post("/echo", .sync { request in .text("\(request.body.count)") })
     router.get(
+      "/names/{name}",
+      .sync { request in
+        .text("\(request.pathParameters["name"] ?? "-")|\(request.query["q"] ?? "-")|\(request.rawQuery)")
+      })
+    router.get(
       "/callback",
       .callback { request, done in
         // Answered from another thread, as a database writer queue would.
@@ -81,6 +86,21 @@ final class Gate: Sendable {
     #expect(first?.headers["x-request-id"] != nil)
     #expect(second?.status == 200)
     #expect(second?.body == "async")
+    await server.shutdown()
+  }
+
+  /// MHD is told to leave the target as it came (`grocer_mhd_keep_escaped`): the router decodes
+  /// the path's segments and the query itself, once.
+  @Test func anEncodedPathAndQueryAreDecodedOnceOverTheSocket() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let response = try await blocking {
+      let connection = try RawSocket(port: port)
+      connection.write(get("/names/a%2Fb%20c%2525?q=x%2Cy+z&n=%41"))
+      return connection.response()
+    }
+    #expect(response?.status == 200)
+    #expect(response?.body == "a/b c%25|x,y z|q=x%2Cy+z&n=%41")
     await server.shutdown()
   }
 
