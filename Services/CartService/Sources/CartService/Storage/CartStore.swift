@@ -9,10 +9,10 @@ import Synchronization
 ///
 /// Every write runs in one transaction on the single writer, which is what serializes the
 /// writes to one cart: a cart's `version` is read and raised inside the transaction that changes
-/// it, and its `cart.changed` event (when they are published) goes to the outbox in the same
-/// transaction. The reply is
-/// rendered inside that transaction too, so it shows exactly the version it created. Writes
-/// queued on the writer queue (the HTTP path) commit in groups, each in its own savepoint.
+/// it, and its `cart.changed` event (when those are published) goes to the outbox in the same
+/// transaction. The reply is rendered inside that transaction too, so it shows exactly the
+/// version it created. Writes queued on the writer queue (the HTTP path) commit in groups, each
+/// in its own savepoint.
 public final class CartStore: Sendable {
   public let database: SQLiteDatabase
   private let clock: any WallClock
