@@ -158,6 +158,26 @@ import Testing
     #expect(took < .seconds(5), "a 200 ms payment time-out took \(took)")
   }
 
+  // MARK: - The attempt's record
+
+  /// The request's drive starts from the order `begin` hands back instead of reading it: it must
+  /// be the order exactly as stored, or the first step would work from something else.
+  @Test func beginHandsBackTheOrderExactlyAsStored() async throws {
+    let world = try ReviewHarness()
+    let body = try PlaceOrderBody.decode(
+      from: Data(
+        #"{"hub":"h1","cartVersion":3,"payment":{"method":"applePay","token":"tok"},"deliverTo":{"lat":52.520008,"lng":13.404954}}"#
+          .utf8), mappingErrors: OrderError.init)
+    guard
+      case .started(let started) = try world.store.begin(
+        user: "u1", key: "k-record", body: body, method: .applePay, correlationID: "req-1")
+    else { throw Failure("the attempt did not start") }
+    let stored = try #require(try world.store.order(started.orderId))
+    #expect(started == stored)
+    #expect(started.deliverTo == GeoPoint(lat: 52.520008, lng: 13.404954))
+    #expect(started.step == .received)
+  }
+
   // MARK: - Key purge
 
   /// `abandon(compensate: true)` deletes the attempt but keeps the order row (`abandoned`);

@@ -86,9 +86,10 @@ struct ReviewHarness {
   func orderLeftAtReserved(key: String = "k-crash", reservationExpiresAt: Date) throws -> String {
     let body = try PlaceOrderBody.decode(from: Data(Self.body().utf8), mappingErrors: OrderError.init)
     guard
-      case .started(let orderId) = try store.begin(
+      case .started(let started) = try store.begin(
         user: "u1", key: key, body: body, method: .card, correlationID: nil)
     else { throw Failure("the attempt did not start") }
+    let orderId = started.orderId
     try store.recordPriced(orderId, cart: OrderHTTPTests.cart)
     try store.recordReserved(orderId, expiresAt: reservationExpiresAt)
     return orderId

@@ -19,9 +19,10 @@ import Testing
     let body = try PlaceOrderBody.decode(
       from: Data(ReviewHarness.body().utf8), mappingErrors: OrderError.init)
     guard
-      case .started(let orderId) = try world.store.begin(
+      case .started(let started) = try world.store.begin(
         user: "u1", key: "k-redrive", body: body, method: .card, correlationID: nil)
     else { throw Failure("the attempt did not start") }
+    let orderId = started.orderId
     // An earlier drive priced the order and asked StockService; its answer was never recorded.
     try world.store.recordPriced(orderId, cart: OrderHTTPTests.cart)
     world.clients.stock.withLock { $0 = .fail(.notSent) }

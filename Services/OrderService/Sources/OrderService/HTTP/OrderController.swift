@@ -55,10 +55,12 @@ struct OrderController: Sendable {
       throw Self.http(.inProgress)
     case .keyReused:
       throw Self.http(.keyReused)
-    case .started(let orderId):
-      let saga = self.saga
+    case .started(let order):
+      let (saga, orderId) = (self.saga, order.orderId)
       // The saga goes on in its own task whatever happens to this request.
-      let outcome = await answer(within: requestDeadline) { give in saga.drive(orderId, then: give) }
+      let outcome = await answer(within: requestDeadline) { give in
+        saga.drive(orderId, known: order, then: give)
+      }
       switch outcome {
       case .answered(let reply)?: return Self.response(reply, replayed: false)
       case .unavailable(let error)?: throw Self.http(error)

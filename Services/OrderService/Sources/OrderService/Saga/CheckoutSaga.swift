@@ -96,11 +96,15 @@ public final class CheckoutSaga: Sendable {
 
   /// `drive` for a caller that must not wait (a request with a deadline): `done` gets the
   /// outcome, called by the drive's own task when this call started it (no task in between).
-  public func drive(_ orderId: String, then done: @escaping @Sendable (SagaOutcome) -> Void) {
+  /// `known`: the order exactly as it is stored (as `OrderStore.begin` just wrote it), so the
+  /// first step need not read it back; ignored when a drive is already running.
+  public func drive(
+    _ orderId: String, known: OrderRecord? = nil, then done: @escaping @Sendable (SagaOutcome) -> Void
+  ) {
     let joined = running.withLock { running -> Task<SagaOutcome, Never>? in
       if let task = running[orderId] { return task }
       running[orderId] = Task {
-        let outcome = await self.advance(orderId)
+        let outcome = await self.advance(orderId, known: known?.orderId == orderId ? known : nil)
         _ = self.running.withLock { $0.removeValue(forKey: orderId) }
         done(outcome)
         return outcome
@@ -130,8 +134,8 @@ public final class CheckoutSaga: Sendable {
     case stop(SagaOutcome)
   }
 
-  private func advance(_ orderId: String) async -> SagaOutcome {
-    var inHand: OrderRecord?
+  private func advance(_ orderId: String, known given: OrderRecord?) async -> SagaOutcome {
+    var inHand = given
     while true {
       let next: Next
       do {

@@ -28,8 +28,9 @@ public final class OrderStore: Sendable {
 
   /// What became of a `POST /v1/orders` when its attempt was recorded.
   public enum Begin: Sendable, Hashable {
-    /// New: the saga for `orderId` may start.
-    case started(orderId: String)
+    /// New: the saga may start; the order as just recorded (the saga's first step takes it in
+    /// hand instead of reading it back).
+    case started(OrderRecord)
     /// The key's answer, to replay.
     case replay(OrderReply)
     /// The key's first request is still running.
@@ -73,7 +74,16 @@ public final class OrderStore: Sendable {
         body.deliverTo?.lat, body.deliverTo?.lng, correlationID,
         // The request drives its own saga; recovery steps in only if it did not finish.
         now.timeIntervalSince1970 + Self.recoveryGrace, now.timeIntervalSince1970, now.timeIntervalSince1970)
-      return .started(orderId: orderId)
+      // What `order(_:)` would read back: REAL columns hold seconds since 1970, so the dates are
+      // rounded the same way.
+      let stored = Date(timeIntervalSince1970: now.timeIntervalSince1970)
+      return .started(
+        OrderRecord(
+          orderId: orderId, userId: user, idempotencyKey: key, hub: body.hub, cartVersion: body.cartVersion,
+          method: method, paymentToken: body.payment.token, deliverTo: body.deliverTo,
+          correlationID: correlationID, step: .received, status: .pending, cart: nil,
+          reservationExpiresAt: nil, paymentId: nil, action: nil, message: nil, chargingSince: nil,
+          actionDeadline: nil, retries: 0, createdAt: stored, updatedAt: stored))
     }
   }
 
