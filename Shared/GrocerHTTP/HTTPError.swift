@@ -137,6 +137,13 @@ public func answeringStorageTroubleAs503<T: Sendable>(
   database: String, _ body: () async throws -> T
 ) async throws -> T {
   do { return try await body() } catch let error as HTTPError { throw error } catch {
-    throw HTTPError.serviceUnavailable(retryAfter: 1, detail: "the \(database) database is busy; ask again")
+    throw HTTPError.storageTrouble(database: database)
+  }
+}
+
+extension HTTPError {
+  /// 503 with `Retry-After: 1` for storage work that failed (the database busy, an I/O error).
+  public static func storageTrouble(database: String) -> HTTPError {
+    .serviceUnavailable(retryAfter: 1, detail: "the \(database) database is busy; ask again")
   }
 }

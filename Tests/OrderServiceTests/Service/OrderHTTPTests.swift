@@ -129,6 +129,15 @@ final class ScriptedClients: CheckoutClients {
     #expect(try store.lookup(user: "u1", key: "k1") == nil)
   }
 
+  @Test func anOrderDatabaseThatCannotRecordTheAttemptIs503AndAsksNoOne() async throws {
+    store.database.close()
+    let response = await post()
+    #expect(response.status == 503, "\(response.bodyString)")
+    #expect(response.headers["Retry-After"] == "1")
+    #expect(try response.json(as: Problem.self).detail.contains("order database"))
+    #expect(clients.asked.withLock { $0 }.isEmpty)
+  }
+
   @Test func readsAnswerOnlyTheOwnerAndRefuseBadParameters() async throws {
     #expect(
       try await client.get("/v1/orders", headers: headers()).json(as: Problem.self).code

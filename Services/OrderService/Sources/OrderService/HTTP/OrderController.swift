@@ -18,7 +18,7 @@ struct OrderController: Sendable {
 
   var routes: [Route] {
     [
-      Route("POST", "/v1/orders", auth: .required, .async(place)),
+      Route("POST", "/v1/orders", auth: .required, .callback(place)),
       Route("GET", "/v1/orders", auth: .required, .async(findByKey)),
       Route("GET", "/v1/orders/{id}", auth: .required, .async(getOrder)),
       // The provider signs its callbacks (`Grocer-Signature`); no user token.
@@ -28,7 +28,47 @@ struct OrderController: Sendable {
 
   // MARK: - POST /v1/orders
 
-  @Sendable func place(_ request: HTTPRequest) async throws -> HTTPResponse {
+  /// Without a Swift task of its own: checked on the transport's thread, the attempt recorded on
+  /// the database's writer queue (joining its next group commit), then the saga's drive, whose
+  /// own task answers. Past `requestDeadline` a `Deadlines` entry answers 202 `pending`, and the
+  /// saga goes on whatever happens to this request.
+  @Sendable func place(
+    _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+  ) {
+    let begin: @Sendable (OrderStore) throws -> OrderStore.Begin
+    do { begin = try Self.attempt(request) } catch {
+      done(.failure(error))
+      return
+    }
+    let (store, saga, deadline) = (self.store, self.saga, requestDeadline)
+    store.database.submitWrite({ try begin(store) }) { result in
+      switch result {
+      case .failure:
+        done(.failure(HTTPError.storageTrouble(database: "order")))
+      case .success(.replay(let reply)):
+        done(.success(Self.response(reply, replayed: true)))
+      case .success(.inProgress):
+        done(.failure(Self.http(.inProgress)))
+      case .success(.keyReused):
+        done(.failure(Self.http(.keyReused)))
+      case .success(.started(let order)):
+        let orderId = order.orderId
+        answer(
+          within: deadline, late: { SagaOutcome.pending(orderId: orderId) },
+          starting: { give in saga.drive(orderId, known: order, then: give) },
+          then: { outcome in
+            switch outcome {
+            case .answered(let reply): done(.success(Self.response(reply, replayed: false)))
+            case .unavailable(let error): done(.failure(Self.http(error)))
+            case .pending: done(.success(Self.response(.pending(orderId: orderId), replayed: false)))
+            }
+          })
+      }
+    }
+  }
+
+  /// The checks of `POST /v1/orders` (caller, key, body), and the attempt it then records.
+  static func attempt(_ request: HTTPRequest) throws -> @Sendable (OrderStore) throws -> OrderStore.Begin {
     let user = try Self.user(request)
     let key: String
     let body: PlaceOrderBody
@@ -41,32 +81,8 @@ struct OrderController: Sendable {
     } catch let error as OrderError {
       throw Self.http(error)
     }
-    let store = self.store
     let correlation = request.requestID
-    let begin = try await Self.storage {
-      try await store.database.onWriterQueue {
-        try store.begin(user: user, key: key, body: body, method: method, correlationID: correlation)
-      }
-    }
-    switch begin {
-    case .replay(let reply):
-      return Self.response(reply, replayed: true)
-    case .inProgress:
-      throw Self.http(.inProgress)
-    case .keyReused:
-      throw Self.http(.keyReused)
-    case .started(let order):
-      let (saga, orderId) = (self.saga, order.orderId)
-      // The saga goes on in its own task whatever happens to this request.
-      let outcome = await answer(within: requestDeadline) { give in
-        saga.drive(orderId, known: order, then: give)
-      }
-      switch outcome {
-      case .answered(let reply)?: return Self.response(reply, replayed: false)
-      case .unavailable(let error)?: throw Self.http(error)
-      case .pending?, nil: return Self.response(.pending(orderId: orderId), replayed: false)
-      }
-    }
+    return { try $0.begin(user: user, key: key, body: body, method: method, correlationID: correlation) }
   }
 
   // MARK: - Reading

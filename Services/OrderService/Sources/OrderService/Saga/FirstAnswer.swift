@@ -1,44 +1,51 @@
 import GrocerCore
 import Synchronization
 
-/// A continuation resumed by whichever answer comes first; later ones are dropped.
-final class FirstAnswer<T: Sendable>: Sendable {
-  private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
+/// True for the first caller of `claim` only.
+private final class Once: Sendable {
+  private let claimed = Atomic(false)
 
-  func wait(_ continuation: CheckedContinuation<T, Never>) {
-    self.continuation.withLock { $0 = continuation }
-  }
-
-  /// True if this was the first answer.
-  @discardableResult
-  func give(_ value: T) -> Bool {
-    guard let waiting = continuation.withLock({ $0.take() }) else { return false }
-    waiting.resume(returning: value)
-    return true
-  }
+  func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
-/// The value handed to `give` if it comes within `limit`, else nil (a later one is dropped).
-/// `start` begins the work and must make it call `give` once; `onLate` runs when the limit
-/// passes first.
+/// Hands `done` the value `start`'s work gives if it comes within `limit`, else `late()`;
+/// whichever comes second is dropped. `start` begins the work and must make it call `give` once.
+/// `done` runs on the thread that had the first answer (the work's, or the deadline thread).
 ///
 /// The limit is a `Deadlines` entry, not a sleeping task: one runs per checkout (and one per
 /// payment call), and a `Task.sleep` kept a Dispatch timer armed until its deadline even when
 /// the work had answered in milliseconds.
 func answer<T: Sendable>(
+  within limit: Duration, late: @escaping @Sendable () -> T,
+  starting start: (_ give: @escaping @Sendable (T) -> Void) -> Void,
+  then done: @escaping @Sendable (T) -> Void
+) {
+  let once = Once()
+  let deadline = Deadlines.shared.schedule(after: limit) {
+    if once.claim() { done(late()) }
+  }
+  start { value in
+    guard once.claim() else { return }
+    Deadlines.shared.cancel(deadline)
+    done(value)
+  }
+}
+
+/// The value handed to `give` if it comes within `limit`, else nil (a later one is dropped);
+/// `onLate` runs when the limit passes first.
+func answer<T: Sendable>(
   within limit: Duration, onLate: (@Sendable () -> Void)? = nil,
   starting start: (_ give: @escaping @Sendable (T) -> Void) -> Void
 ) async -> T? {
-  let answer = FirstAnswer<T?>()
-  return await withCheckedContinuation { continuation in
-    answer.wait(continuation)
-    let deadline = Deadlines.shared.schedule(after: limit) {
-      if answer.give(nil) { onLate?() }
-    }
-    start { value in
-      answer.give(value)
-      Deadlines.shared.cancel(deadline)
-    }
+  await withCheckedContinuation { continuation in
+    answer(
+      within: limit,
+      late: { () -> T? in
+        onLate?()
+        return nil
+      },
+      starting: { give in start { give($0) } },
+      then: { continuation.resume(returning: $0) })
   }
 }
 
