@@ -4,6 +4,15 @@ import Testing
 @testable import GrocerStorage
 
 @Suite struct WakeSignalTests {
+  /// A task waiting on `signal` for at most `timeout`; its value is how long the wait lasted.
+  private func waiter(_ signal: WakeSignal, timeout: Duration) -> Task<Duration, Never> {
+    Task {
+      let started = ContinuousClock.now
+      await signal.wait(timeout: timeout)
+      return ContinuousClock.now - started
+    }
+  }
+
   @Test func aNotifyWithNobodyWaitingIsRememberedForTheNextWaitOnly() async {
     let signal = WakeSignal()
     signal.notify()
@@ -17,11 +26,7 @@ import Testing
 
   @Test func aNotifyEndsAWaitEarlyAndItsTimeoutDoesNotEndTheNextWait() async {
     let signal = WakeSignal()
-    let waiter = Task {
-      let started = ContinuousClock.now
-      await signal.wait(timeout: .milliseconds(300))
-      return ContinuousClock.now - started
-    }
+    let waiter = waiter(signal, timeout: .milliseconds(300))
     // Until the waiter waits, a notify is remembered instead, which ends its wait as well.
     try? await Task.sleep(for: .milliseconds(20))
     signal.notify()
@@ -34,11 +39,7 @@ import Testing
 
   @Test func cancellingTheWaitingTaskEndsItsWait() async {
     let signal = WakeSignal()
-    let waiter = Task {
-      let started = ContinuousClock.now
-      await signal.wait(timeout: .seconds(60))
-      return ContinuousClock.now - started
-    }
+    let waiter = waiter(signal, timeout: .seconds(60))
     try? await Task.sleep(for: .milliseconds(20))
     waiter.cancel()
     #expect(await waiter.value < .seconds(10))

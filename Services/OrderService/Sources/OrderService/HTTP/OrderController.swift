@@ -44,7 +44,7 @@ struct OrderController: Sendable {
     store.database.submitWrite({ try begin(store) }) { result in
       switch result {
       case .failure:
-        done(.failure(HTTPError.storageTrouble(database: "order")))
+        done(.failure(HTTPError.storageTrouble(database: Self.database)))
       case .success(.replay(let reply)):
         done(.success(Self.response(reply, replayed: true)))
       case .success(.inProgress):
@@ -52,18 +52,20 @@ struct OrderController: Sendable {
       case .success(.keyReused):
         done(.failure(Self.http(.keyReused)))
       case .success(.started(let order)):
-        let orderId = order.orderId
         answer(
-          within: deadline, late: { SagaOutcome.pending(orderId: orderId) },
-          starting: { give in saga.drive(orderId, known: order, then: give) },
-          then: { outcome in
-            switch outcome {
-            case .answered(let reply): done(.success(Self.response(reply, replayed: false)))
-            case .unavailable(let error): done(.failure(Self.http(error)))
-            case .pending: done(.success(Self.response(.pending(orderId: orderId), replayed: false)))
-            }
-          })
+          within: deadline, late: { SagaOutcome.pending(orderId: order.orderId) },
+          starting: { give in saga.drive(order, then: give) },
+          then: { done(Self.result(of: $0)) })
       }
+    }
+  }
+
+  /// What a placing request answers for where the saga left its order.
+  static func result(of outcome: SagaOutcome) -> Result<HTTPResponse, any Error> {
+    switch outcome {
+    case .answered(let reply): .success(response(reply, replayed: false))
+    case .unavailable(let error): .failure(http(error))
+    case .pending(let orderId): .success(response(.pending(orderId: orderId), replayed: false))
     }
   }
 
@@ -211,7 +213,10 @@ struct OrderController: Sendable {
 
   /// Storage trouble is a 503 with `Retry-After`, never a 500.
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    try await answeringStorageTroubleAs503(database: "order", body)
+    try await answeringStorageTroubleAs503(database: database, body)
   }
+
+  /// The database a 503 names.
+  static let database = "order"
 
 }

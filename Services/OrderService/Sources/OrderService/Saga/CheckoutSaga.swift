@@ -90,21 +90,26 @@ public final class CheckoutSaga: Sendable {
   /// Drives `orderId` as far as it goes now; joins the drive already running, if any.
   public func drive(_ orderId: String) async -> SagaOutcome {
     await withCheckedContinuation { continuation in
-      drive(orderId) { continuation.resume(returning: $0) }
+      drive(orderId, known: nil) { continuation.resume(returning: $0) }
     }
   }
 
-  /// `drive` for a caller that must not wait (a request with a deadline): `done` gets the
-  /// outcome, called by the drive's own task when this call started it (no task in between).
-  /// `known`: the order exactly as it is stored (as `OrderStore.begin` just wrote it), so the
-  /// first step need not read it back; ignored when a drive is already running.
-  public func drive(
-    _ orderId: String, known: OrderRecord? = nil, then done: @escaping @Sendable (SagaOutcome) -> Void
+  /// `drive` for the request that began `order` and must not wait past its deadline: `done`
+  /// gets the outcome, called by the drive's own task (no task in between). `order` is exactly
+  /// as stored (as `OrderStore.begin` just wrote it), so the first step need not read it back.
+  public func drive(_ order: OrderRecord, then done: @escaping @Sendable (SagaOutcome) -> Void) {
+    drive(order.orderId, known: order, then: done)
+  }
+
+  /// Starts a drive of `orderId` from `known` (or from storage) unless one runs already, which
+  /// is joined instead.
+  private func drive(
+    _ orderId: String, known: OrderRecord?, then done: @escaping @Sendable (SagaOutcome) -> Void
   ) {
     let joined = running.withLock { running -> Task<SagaOutcome, Never>? in
       if let task = running[orderId] { return task }
       running[orderId] = Task {
-        let outcome = await self.advance(orderId, known: known?.orderId == orderId ? known : nil)
+        let outcome = await self.advance(orderId, known: known)
         _ = self.running.withLock { $0.removeValue(forKey: orderId) }
         done(outcome)
         return outcome
