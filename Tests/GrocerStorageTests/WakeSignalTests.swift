@@ -26,15 +26,17 @@ import Testing
 
   @Test func aNotifyEndsAWaitEarlyAndItsTimeoutDoesNotEndTheNextWait() async {
     let signal = WakeSignal()
-    let waiter = waiter(signal, timeout: .milliseconds(300))
+    // Deadlines in seconds: under parallel tests the 20 ms sleep once overshot a 300 ms one, so
+    // the wait timed out first and the notify was left for the next wait.
+    let waiter = waiter(signal, timeout: .seconds(2))
     // Until the waiter waits, a notify is remembered instead, which ends its wait as well.
     try? await Task.sleep(for: .milliseconds(20))
     signal.notify()
-    #expect(await waiter.value < .milliseconds(300))
-    // The first wait's deadline (300 ms) must not cut the next wait (800 ms) short.
+    #expect(await waiter.value < .seconds(2))
+    // The first wait's deadline (2 s) must not cut the next wait (2.5 s) short.
     let started = ContinuousClock.now
-    await signal.wait(timeout: .milliseconds(800))
-    #expect(ContinuousClock.now - started >= .milliseconds(800))
+    await signal.wait(timeout: .milliseconds(2500))
+    #expect(ContinuousClock.now - started >= .milliseconds(2500))
   }
 
   @Test func cancellingTheWaitingTaskEndsItsWait() async {
