@@ -52,6 +52,19 @@ static inline void *grocer_mhd_socket_context(struct MHD_Connection *connection)
   return info == NULL ? NULL : info->socket_context;
 }
 
+int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC (glibc declares accept4 only under _GNU_SOURCE).
+static inline int grocer_accept(int fd, struct sockaddr *address, socklen_t *length) {
+  return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/// The daemon serving the connection, or NULL.
+static inline struct MHD_Daemon *grocer_mhd_connection_daemon(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_DAEMON);
+  return info == NULL ? NULL : info->daemon;
+}
+
 /// The port the daemon is bound to (useful after asking for port 0), or 0 if unknown.
 static inline uint16_t grocer_mhd_bound_port(struct MHD_Daemon *daemon) {
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);

@@ -7,8 +7,8 @@ public struct HTTPServerConfiguration: Sendable {
   public var host: String
   /// 0 picks an ephemeral port; read the bound one from `HTTPServer.port`.
   public var port: Int
-  /// Worker threads (one MHD daemon each on a SO_REUSEPORT port, so the kernel spreads the
-  /// connections evenly), each polling its own share of connections; default one per core, as
+  /// Worker threads (one MHD daemon each; the acceptor gives each new connection to the one
+  /// holding the fewest), each polling its own share of connections; default one per core, as
   /// nginx's `worker_processes auto`. Measured on 2 cores with the stock lookup against nginx,
   /// taking turns in the same run: 2 threads gave 0.74–0.90× nginx's requests/s with p99
   /// 4.5–4.9 ms at 64 connections and 7.0–7.4 ms at 256; 4 threads 0.93–1.04× but p99 5.2–9.0

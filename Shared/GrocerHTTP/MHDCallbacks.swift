@@ -38,6 +38,7 @@ func grocerNotifyConnection(
   } else if let raw = socketContext.pointee {
     socketContext.pointee = nil
     core.connections.closed(Unmanaged<ConnectionState>.fromOpaque(raw).takeRetainedValue())
+    core.load.release(grocer_mhd_connection_daemon(connection))
   }
 }
 

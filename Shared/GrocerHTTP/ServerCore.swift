@@ -55,6 +55,8 @@ final class ServerCore: Sendable {
   let maxBodyBytes: Int
   /// Request deadlines and the connection limit.
   let connections: ConnectionGuard
+  /// Connections per daemon, which the acceptor balances.
+  let load = DaemonLoad()
   /// Requests suspended while their async handler runs. Removing an entry is the right to resume
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])

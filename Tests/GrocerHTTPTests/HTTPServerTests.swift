@@ -274,4 +274,78 @@ final class Gate: Sendable {
     #expect(answered == 640)
     await server.shutdown()
   }
+
+  /// Each new connection goes to the transport thread holding the fewest, and a closed one is
+  /// counted off its thread, so the next goes where there is room.
+  @Test func connectionsAreSpreadEvenlyOverTheTransportThreads() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    var connections = try await blocking {
+      try (0..<10).map { _ in
+        let connection = try RawSocket(port: port)
+        connection.write(get("/sync"))
+        _ = connection.response()
+        return connection
+      }
+    }
+    #expect(server.connectionsPerThread == [5, 5])
+    #expect(server.openConnections == 10)
+    // Close three held by the first thread (the first connection went there, then they
+    // alternated): the last reference to a `RawSocket` closes it.
+    for index in [4, 2, 0] { connections.remove(at: index) }
+    var waited = 0
+    while server.connectionsPerThread != [2, 5] && waited < 200 {
+      try await Task.sleep(for: .milliseconds(10))
+      waited += 1
+    }
+    #expect(server.connectionsPerThread == [2, 5])
+    let more = try await blocking {
+      try (0..<3).map { _ in
+        let connection = try RawSocket(port: port)
+        connection.write(get("/sync"))
+        return (connection, connection.response()?.status)
+      }
+    }
+    #expect(more.map(\.1) == [200, 200, 200])
+    #expect(server.connectionsPerThread == [5, 5])
+    withExtendedLifetime((connections, more)) {}
+    await server.shutdown()
+  }
+
+  /// An IPv6 host is served over IPv6 (and only IPv6: the same port on IPv4 is another socket).
+  @Test func anIPv6HostIsServed() async throws {
+    var router = Router(logger: .discarding())
+    router.get("/sync", .sync { _ in .text("six") })
+    let server = HTTPServer(
+      configuration: HTTPServerConfiguration(host: "::1", port: 0), responder: router, logger: .discarding())
+    try await server.start()
+    let port = server.port
+    let response = try await blocking {
+      let connection = try RawSocket(port: port, ipv6: true)
+      connection.write(get("/sync"))
+      return connection.response()
+    }
+    #expect(response?.body == "six")
+    await server.shutdown()
+  }
+
+  /// A port number past 65535 is refused, not wrapped onto another port.
+  @Test func aPortOutOfRangeFailsTheStart() async throws {
+    let server = HTTPServer(
+      configuration: HTTPServerConfiguration(port: 70_000), responder: Router(logger: .discarding()),
+      logger: .discarding())
+    await #expect(throws: HTTPServerError.self) { try await server.start() }
+  }
+
+  /// The port is bound once: a second server asking for it fails to start instead of sharing it.
+  @Test func aPortInUseFailsTheSecondServersStart() async throws {
+    let server = try await Self.server()
+    let second = HTTPServer(
+      configuration: HTTPServerConfiguration(port: server.port), responder: Router(logger: .discarding()),
+      logger: .discarding())
+    await #expect(throws: HTTPServerError.self) { try await second.start() }
+    #expect(second.port == 0)
+    #expect(try await blocking { try stillAnswers(server.port) }?.status == 200)
+    await server.shutdown()
+  }
 }

@@ -36,20 +36,37 @@ final class RawSocket: @unchecked Sendable {
   let fd: Int32
   private var buffer: [UInt8] = []
 
-  /// Connects to 127.0.0.1:`port`, waiting at most `connectTimeout` (a server that stopped
-  /// accepting leaves a connect hanging in the backlog); `receiveTimeout` bounds every read.
-  init(port: Int, connectTimeout: Duration = .seconds(5), receiveTimeout: Duration = .seconds(5)) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  /// Connects to 127.0.0.1:`port` (or `::1` with `ipv6`), waiting at most `connectTimeout` (a
+  /// server that stopped accepting leaves a connect hanging in the backlog); `receiveTimeout`
+  /// bounds every read.
+  init(
+    port: Int, ipv6: Bool = false, connectTimeout: Duration = .seconds(5),
+    receiveTimeout: Duration = .seconds(5)
+  ) throws {
+    fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    let result: Int32
+    if ipv6 {
+      var address = sockaddr_in6()
+      address.sin6_family = sa_family_t(AF_INET6)
+      address.sin6_port = in_port_t(UInt16(port).bigEndian)
+      address.sin6_addr = in6addr_loopback
+      result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+      }
+    } else {
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = in_port_t(UInt16(port).bigEndian)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
       }
     }
     if result != 0 {
