@@ -16,9 +16,7 @@ public final class AccessLogMiddleware: HTTPMiddleware {
 
   public func after(_ request: HTTPRequest, _ response: inout HTTPResponse) {
     guard level >= logger.level else { return }
-    let elapsed = ContinuousClock.now - request.startedAt
-    let milliseconds =
-      Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    let milliseconds = request.startedAt.secondsElapsed * 1000
     logger.log(
       level, "request answered",
       [

@@ -29,15 +29,18 @@ public struct HTTPRequest: Sendable {
   public var principal: Principal? = nil
   /// The matched route template (`/v1/hubs/{hub}/stock`), nil when no route matched.
   public var route: String? = nil
+  /// The matched route's place in its router (-1 when none matched), for finding per-route
+  /// state without hashing the template.
+  var routeIndex = -1
   /// What the matched route demands of the caller; set by the router, read by `AuthMiddleware`.
   public var authRequirement: AuthRequirement = .none
   /// When the adapter finished reading the request; for latency metrics and logs.
-  public var startedAt: ContinuousClock.Instant
+  public var startedAt: MonotonicInstant
 
   /// Parses `target` (`/path?query`) into path and query.
   public init(
     method: String, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
-    startedAt: ContinuousClock.Instant = .now
+    startedAt: MonotonicInstant = .now
   ) {
     self.method = method
     let (rawPath, rawQuery) = Self.split(target: target)
@@ -51,7 +54,7 @@ public struct HTTPRequest: Sendable {
   /// From a target already split into path and query (the transport's).
   init(
     method: String, rawPath: String, rawQuery: String, headers: HTTPHeaders, body: [UInt8],
-    startedAt: ContinuousClock.Instant = .now
+    startedAt: MonotonicInstant = .now
   ) {
     self.method = method
     self.rawPath = rawPath

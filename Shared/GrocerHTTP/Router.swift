@@ -13,6 +13,8 @@ public struct Router: HTTPResponder {
   /// A route as the tree keeps it: a class, so finding it (every request) costs one reference
   /// count, not one for each closure and string inside.
   private final class Entry: Sendable {
+    /// The order it was added in: `request.routeIndex`.
+    let index: Int
     let template: String
     let auth: AuthRequirement
     let handler: Route.Handler
@@ -20,7 +22,8 @@ public struct Router: HTTPResponder {
     /// it takes no reference count, where taking it out of `handler` does.
     let fromMemory: Route.MemoryHandler?
 
-    init(template: String, auth: AuthRequirement, handler: Route.Handler) {
+    init(index: Int, template: String, auth: AuthRequirement, handler: Route.Handler) {
+      self.index = index
       self.template = template
       self.auth = auth
       self.handler = handler
@@ -42,6 +45,7 @@ public struct Router: HTTPResponder {
   }
 
   private var root = Node()
+  private var routeCount = 0
   /// Paths matched before, so a path seen again (every stock lookup of a hub) costs one
   /// dictionary lookup instead of splitting, decoding and walking the tree.
   private var seen = SeenPaths()
@@ -73,7 +77,8 @@ public struct Router: HTTPResponder {
 
   public mutating func add(_ route: Route) {
     let segments = route.template.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-    let entry = Entry(template: route.template, auth: route.auth, handler: route.handler)
+    let entry = Entry(index: routeCount, template: route.template, auth: route.auth, handler: route.handler)
+    routeCount += 1
     Self.insert(entry, method: route.method, segments: segments[...], into: &root)
     seen = SeenPaths()
   }
@@ -159,6 +164,7 @@ public struct Router: HTTPResponder {
     let key = SeenPaths.Key(method: request.method, rawPath: request.rawPath)
     let known = seen.lookup(key) { match in
       request.route = match.entry.template
+      request.routeIndex = match.entry.index
       request.authRequirement = match.entry.auth
       request.pathParameters = match.parameters
       return Unretained(match.entry)
@@ -186,6 +192,7 @@ public struct Router: HTTPResponder {
       return .failure(.methodNotAllowed(allow: allow.sorted()))
     }
     request.route = entry.template
+    request.routeIndex = entry.index
     request.authRequirement = entry.auth
     for (name, value) in parameters { request.pathParameters[name] = value }
     return .handler(Unretained(entry))

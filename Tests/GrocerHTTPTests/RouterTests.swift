@@ -243,6 +243,26 @@ func makeRouter(
     #expect(!text.contains("h1"))
   }
 
+  /// One middleware in two routers: each router numbers its routes from 0, and the counts still
+  /// go to each route's own template, per method and status.
+  @Test func aMetricsMiddlewareSharedByTwoRoutersCountsEachRouteApart() async {
+    let registry = MetricsRegistry()
+    let metrics = MetricsMiddleware(registry: registry)
+    var first = Router(middleware: [metrics], logger: .discarding())
+    first.get("/a", .sync { _ in .text("a") })
+    first.post("/a", .sync { _ in throw HTTPError.conflict(code: "no", detail: "no") })
+    var second = Router(middleware: [metrics], logger: .discarding())
+    second.get("/b", .sync { _ in .text("b") })
+    for _ in 0..<3 { _ = await TestClient(first).get("/a") }
+    _ = await TestClient(first).send("POST", "/a")
+    for _ in 0..<2 { _ = await TestClient(second).get("/b") }
+    _ = await TestClient(first).get("/a")
+    let text = registry.render()
+    #expect(text.contains(#"http_requests_total{method="GET",route="/a",status="200"} 4"#))
+    #expect(text.contains(#"http_requests_total{method="POST",route="/a",status="409"} 1"#))
+    #expect(text.contains(#"http_requests_total{method="GET",route="/b",status="200"} 2"#))
+  }
+
   @Test func theAccessLogHasOneLinePerRequest() async {
     let sink = LogSink.memory()
     let client = TestClient(makeRouter(logSink: sink))
