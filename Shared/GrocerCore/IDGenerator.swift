@@ -57,27 +57,44 @@ public final class TimeOrderedIDs: IDGenerator {
   }
 }
 
-/// Ids unique to this process run: a random 64-bit prefix chosen at start, then a counter
-/// (`9f1c0d2e7a4b5c6d-1`, `…-2`). No system call per id, so cheap enough for a request id on
-/// every request; unique across processes with overwhelming probability.
+/// Ids unique to this process run: a random prefix chosen at start, then a counter, both in
+/// base 32 (`k3x9q0a-1`, `…-2`, … `…-1v`). No system call per id, so cheap enough for a request
+/// id on every request; unique across processes with overwhelming probability (35 random bits).
+///
+/// At most 15 bytes up to 32^7 (34 billion) ids, so the `String` is stored inline: no
+/// allocation (the 64-bit hex prefix it had before made every id a heap string).
 public final class ProcessUniqueIDs: IDGenerator {
   private let prefix: UInt64
   private let counter = Atomic<UInt64>(0)
 
+  static let prefixDigits = 7
+
   public init() {
     var generator = SystemRandomNumberGenerator()
-    prefix = generator.next()
+    prefix = generator.next() & (1 << (5 * UInt64(Self.prefixDigits)) - 1)
   }
 
-  /// Written straight into one string buffer: this runs on every request.
   public func next() -> String {
     let n = counter.add(1, ordering: .relaxed).newValue
-    let counterDigits = max(1, (64 - n.leadingZeroBitCount + 3) / 4)
-    return String(unsafeUninitializedCapacity: 17 + counterDigits) { buffer in
-      Hex.write(prefix, digits: 16, into: buffer, at: 0)
-      buffer[16] = UInt8(ascii: "-")
-      Hex.write(n, digits: counterDigits, into: buffer, at: 17)
-      return 17 + counterDigits
+    let counterDigits = max(1, (64 - n.leadingZeroBitCount + 4) / 5)
+    let length = Self.prefixDigits + 1 + counterDigits
+    return String(unsafeUninitializedCapacity: length) { buffer in
+      Base32.write(prefix, digits: Self.prefixDigits, into: buffer, at: 0)
+      buffer[Self.prefixDigits] = UInt8(ascii: "-")
+      Base32.write(n, digits: counterDigits, into: buffer, at: Self.prefixDigits + 1)
+      return length
+    }
+  }
+}
+
+/// Lower-case base 32 digits `0-9a-v`, most significant first.
+enum Base32 {
+  static func write(
+    _ value: UInt64, digits count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+  ) {
+    for index in 0..<count {
+      let digit = UInt8(truncatingIfNeeded: value >> UInt64(5 * (count - 1 - index))) & 0x1F
+      buffer[offset + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
     }
   }
 }
@@ -95,41 +112,29 @@ public final class SequentialIDs: IDGenerator {
 }
 
 enum Hex {
-  private static let digits = Array("0123456789abcdef".utf8)
-
-  static func string(_ value: UInt64, digits count: Int) -> String {
-    String(unsafeUninitializedCapacity: count) { buffer in
-      write(value, digits: count, into: buffer, at: 0)
-      return count
-    }
-  }
-
   /// The low `count` hex digits of `value`, most significant first, at `offset`.
   static func write(
     _ value: UInt64, digits count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
   ) {
     for index in 0..<count {
-      buffer[offset + index] = digits[Int((value >> UInt64(4 * (count - 1 - index))) & 0xF)]
+      let digit = UInt8(truncatingIfNeeded: value >> UInt64(4 * (count - 1 - index))) & 0xF
+      buffer[offset + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
     }
   }
 
-  /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` from 128 bits.
+  /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` from 128 bits, written straight into the string.
   static func uuid(_ high: UInt64, _ low: UInt64) -> String {
-    let h = string(high, digits: 16)
-    let l = string(low, digits: 16)
-    let hs = Array(h.utf8)
-    let ls = Array(l.utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(36)
-    out += hs[0..<8]
-    out.append(UInt8(ascii: "-"))
-    out += hs[8..<12]
-    out.append(UInt8(ascii: "-"))
-    out += hs[12..<16]
-    out.append(UInt8(ascii: "-"))
-    out += ls[0..<4]
-    out.append(UInt8(ascii: "-"))
-    out += ls[4..<16]
-    return String(decoding: out, as: UTF8.self)
+    String(unsafeUninitializedCapacity: 36) { buffer in
+      write(high >> 32, digits: 8, into: buffer, at: 0)
+      buffer[8] = UInt8(ascii: "-")
+      write(high >> 16, digits: 4, into: buffer, at: 9)
+      buffer[13] = UInt8(ascii: "-")
+      write(high, digits: 4, into: buffer, at: 14)
+      buffer[18] = UInt8(ascii: "-")
+      write(low >> 48, digits: 4, into: buffer, at: 19)
+      buffer[23] = UInt8(ascii: "-")
+      write(low, digits: 12, into: buffer, at: 24)
+      return 36
+    }
   }
 }

@@ -43,6 +43,25 @@ import Testing
     let second = ProcessUniqueIDs()
     #expect(second.next().split(separator: "-").first != first.next().split(separator: "-").first)
   }
+
+  /// Short enough to be an inline `String` (15 bytes) for billions of ids: base 32, 7 + 1 + n.
+  @Test func processUniqueIDsAreShortBase32() {
+    let ids = ProcessUniqueIDs()
+    let first = ids.next()
+    let parts = first.split(separator: "-")
+    #expect(parts.count == 2)
+    #expect(parts[0].utf8.count == 7)
+    #expect(parts[1] == "1")
+    for _ in 2...30 { _ = ids.next() }
+    #expect(ids.next().hasSuffix("-v"))  // 31
+    #expect(ids.next().hasSuffix("-10"))  // 32
+    #expect(
+      first.utf8.allSatisfy {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+          || (UInt8(ascii: "a")...UInt8(ascii: "v")).contains($0) || $0 == UInt8(ascii: "-")
+      })
+    #expect(first.utf8.count <= 15)
+  }
 }
 
 @Suite struct TimestampParsingTests {
