@@ -16,31 +16,68 @@ public enum Timestamp {
   /// Appends the RFC 3339 text of `date` (20 ASCII bytes) to `bytes`, for writers that build
   /// a body by hand.
   public static func append(_ date: Date, to bytes: inout [UInt8]) {
-    let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-    var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-    let secondOfDay = seconds - days * 86_400
-    // Civil-from-days (Howard Hinnant's algorithm).
-    days += 719_468
-    let era = (days >= 0 ? days : days - 146_096) / 146_097
-    let dayOfEra = days - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    appendDigits(year, 4, to: &bytes)
+    let time = CivilTime(secondsSince1970: Int(date.timeIntervalSince1970.rounded(.down)))
+    appendDigits(time.year, 4, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
-    appendDigits(month, 2, to: &bytes)
+    appendDigits(time.month, 2, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
-    appendDigits(day, 2, to: &bytes)
+    appendDigits(time.day, 2, to: &bytes)
     bytes.append(UInt8(ascii: "T"))
-    appendDigits(secondOfDay / 3600, 2, to: &bytes)
+    appendDigits(time.secondOfDay / 3600, 2, to: &bytes)
     bytes.append(UInt8(ascii: ":"))
-    appendDigits(secondOfDay % 3600 / 60, 2, to: &bytes)
+    appendDigits(time.secondOfDay % 3600 / 60, 2, to: &bytes)
     bytes.append(UInt8(ascii: ":"))
-    appendDigits(secondOfDay % 60, 2, to: &bytes)
+    appendDigits(time.secondOfDay % 60, 2, to: &bytes)
     bytes.append(UInt8(ascii: "Z"))
+  }
+
+  /// Length of an HTTP date (RFC 9110 IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).
+  public static let httpDateLength = 29
+
+  /// Writes the HTTP date of `secondsSince1970` into `buffer` (at least `httpDateLength`
+  /// bytes), for a `Date` header on every response. By hand and without a lock: `gmtime_r`
+  /// takes glibc's process-wide time-zone lock, which libmicrohttpd's threads fought over once
+  /// per response (a thread that found it held slept in the kernel until the holder, perhaps
+  /// preempted, let go). Years are written in four digits (1970–9999).
+  public static func writeHTTPDate(_ secondsSince1970: Int, into buffer: UnsafeMutableRawBufferPointer) {
+    let time = CivilTime(secondsSince1970: secondsSince1970)
+    let names: StaticString = "SunMonTueWedThuFriSatJanFebMarAprMayJunJulAugSepOctNovDec"
+    var index = 0
+    func put(_ byte: UInt8) {
+      buffer[index] = byte
+      index += 1
+    }
+    func put(name: Int) {
+      for offset in 0..<3 { put(names.utf8Start[name * 3 + offset]) }
+    }
+    func put(digits value: Int, _ width: Int) {
+      var divisor = 1
+      for _ in 1..<width { divisor *= 10 }
+      var rest = value
+      while divisor > 0 {
+        put(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest / divisor % 10))
+        rest %= divisor
+        divisor /= 10
+      }
+    }
+    put(name: time.weekday)
+    put(UInt8(ascii: ","))
+    put(UInt8(ascii: " "))
+    put(digits: time.day, 2)
+    put(UInt8(ascii: " "))
+    put(name: 7 + time.month - 1)
+    put(UInt8(ascii: " "))
+    put(digits: min(max(time.year, 0), 9999), 4)
+    put(UInt8(ascii: " "))
+    put(digits: time.secondOfDay / 3600, 2)
+    put(UInt8(ascii: ":"))
+    put(digits: time.secondOfDay % 3600 / 60, 2)
+    put(UInt8(ascii: ":"))
+    put(digits: time.secondOfDay % 60, 2)
+    put(UInt8(ascii: " "))
+    put(UInt8(ascii: "G"))
+    put(UInt8(ascii: "M"))
+    put(UInt8(ascii: "T"))
   }
 
   /// `value` in at least `width` decimal digits (a year past 9999 keeps all of its digits).
@@ -107,4 +144,31 @@ public enum Timestamp {
     }
   }
 
+}
+
+/// The UTC calendar fields of a time in seconds since 1970 (Howard Hinnant's civil-from-days).
+struct CivilTime {
+  var year: Int
+  /// 1–12.
+  var month: Int
+  /// 1–31.
+  var day: Int
+  var secondOfDay: Int
+  /// 0 (Sunday) – 6 (Saturday).
+  var weekday: Int
+
+  init(secondsSince1970 seconds: Int) {
+    var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+    secondOfDay = seconds - days * 86_400
+    weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday
+    days += 719_468
+    let era = (days >= 0 ? days : days - 146_096) / 146_097
+    let dayOfEra = days - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let mp = (5 * dayOfYear + 2) / 153
+    day = dayOfYear - (153 * mp + 2) / 5 + 1
+    month = mp < 10 ? mp + 3 : mp - 9
+    year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  }
 }

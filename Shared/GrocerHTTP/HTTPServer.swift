@@ -92,7 +92,7 @@ public final class HTTPServer: LifecycleService {
   ) -> OpaquePointer? {
     let flags =
       MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-      | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
+      | MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue | MHD_USE_SUPPRESS_DATE_NO_CLOCK.rawValue
     let options: [MHD_OptionItem] = [
       .init(option: .CONNECTION_LIMIT, value: limit, ptr_value: nil),
       .init(option: .CONNECTION_TIMEOUT, value: config.connectionTimeoutSeconds, ptr_value: nil),

@@ -300,6 +300,13 @@ final class ServerCore: Sendable {
         buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let created else { return .NO }
+    // The daemons run with MHD_USE_SUPPRESS_DATE_NO_CLOCK: MHD's own Date comes from gmtime_r,
+    // whose process-wide lock its threads fought over (see Timestamp.writeHTTPDate).
+    withUnsafeTemporaryAllocation(byteCount: Timestamp.httpDateLength + 1, alignment: 1) { buffer in
+      Timestamp.writeHTTPDate(time(nil), into: buffer)
+      buffer[Timestamp.httpDateLength] = 0
+      _ = MHD_add_response_header(created, "Date", buffer.baseAddress!.assumingMemoryBound(to: CChar.self))
+    }
     for field in response.headers.pairs {
       _ = Self.withCString(field.name) { name in
         Self.withCString(field.value) { value in MHD_add_response_header(created, name, value) }

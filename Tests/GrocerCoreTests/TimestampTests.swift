@@ -18,6 +18,40 @@ import Testing
   }
 }
 
+@Suite struct HTTPDateTests {
+  static func httpDate(_ seconds: Int) -> String {
+    var bytes = [UInt8](repeating: 0, count: Timestamp.httpDateLength)
+    bytes.withUnsafeMutableBytes { Timestamp.writeHTTPDate(seconds, into: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  @Test(arguments: [
+    (0, "Thu, 01 Jan 1970 00:00:00 GMT"),
+    (784_111_777, "Sun, 06 Nov 1994 08:49:37 GMT"),  // RFC 9110's own example
+    (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT"),
+    (1_709_251_199, "Thu, 29 Feb 2024 23:59:59 GMT"),
+    (1_796_169_600, "Wed, 02 Dec 2026 00:00:00 GMT"),
+    (4_102_444_799, "Thu, 31 Dec 2099 23:59:59 GMT"),
+    (-1, "Wed, 31 Dec 1969 23:59:59 GMT"),
+  ])
+  func knownDates(seconds: Int, expected: String) {
+    #expect(Self.httpDate(seconds) == expected)
+  }
+
+  /// Agrees with Foundation's formatter on a spread of times, every weekday and month.
+  @Test func agreesWithDateFormatter() {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    var seconds = 0
+    while seconds < 4_000_000_000 {
+      #expect(Self.httpDate(seconds) == formatter.string(from: Date(timeIntervalSince1970: Double(seconds))))
+      seconds += 7_919_993  // about 92 days: walks through weekdays, months and leap years
+    }
+  }
+}
+
 @Suite struct UniqueIDTests {
   @Test func randomIDsAreVersionFourUUIDs() {
     let ids = RandomIDs()

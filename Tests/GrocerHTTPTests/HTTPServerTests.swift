@@ -104,6 +104,33 @@ final class Gate: Sendable {
     await server.shutdown()
   }
 
+  /// Every response carries one `Date` (RFC 9110 §6.6.1), written by us rather than MHD: this
+  /// second's time in IMF-fixdate form.
+  @Test func everyResponseHasOneDateOfNow() async throws {
+    let server = try await Self.server()
+    let port = server.port
+    let before = Date().timeIntervalSince1970.rounded(.down)
+    let (answered, missing) = try await blocking {
+      let connection = try RawSocket(port: port)
+      connection.write(get("/sync"))
+      let answered = connection.response()
+      connection.write(get("/nowhere"))
+      return (answered, connection.response())
+    }
+    let after = Date().timeIntervalSince1970
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    for response in [answered, missing] {
+      let text = try #require(response?.headers["date"])
+      let date = try #require(formatter.date(from: text), "\(text)")
+      #expect(date.timeIntervalSince1970 >= before && date.timeIntervalSince1970 <= after)
+    }
+    #expect(missing?.status == 404)
+    await server.shutdown()
+  }
+
   @Test func aCallbackHandlerAnswersFromAnotherThreadOnAKeptAliveConnection() async throws {
     let server = try await Self.server()
     let port = server.port

@@ -160,7 +160,9 @@ final class RawSocket: @unchecked Sendable {
     var headers: [String: String] = [:]
     for line in lines where !line.isEmpty {
       let parts = line.split(separator: ":", maxSplits: 1)
-      headers[parts[0].lowercased()] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+      let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+      // A repeated field is joined as RFC 9110 §5.3 combines it, so a test can see the repeat.
+      headers[parts[0].lowercased()] = headers[parts[0].lowercased()].map { "\($0), \(value)" } ?? value
     }
     let length = Int(headers["content-length"] ?? "0") ?? 0
     while buffer.count < end + length {
