@@ -65,10 +65,4 @@ static inline struct MHD_Daemon *grocer_mhd_connection_daemon(struct MHD_Connect
   return info == NULL ? NULL : info->daemon;
 }
 
-/// The port the daemon is bound to (useful after asking for port 0), or 0 if unknown.
-static inline uint16_t grocer_mhd_bound_port(struct MHD_Daemon *daemon) {
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-  return info == NULL ? 0 : info->port;
-}
-
 #endif

@@ -38,7 +38,7 @@ public enum Timestamp {
   /// bytes), for a `Date` header on every response. By hand and without a lock: `gmtime_r`
   /// takes glibc's process-wide time-zone lock, which libmicrohttpd's threads fought over once
   /// per response (a thread that found it held slept in the kernel until the holder, perhaps
-  /// preempted, let go). Years are written in four digits (1970–9999).
+  /// preempted, let go). The year is written in four digits (clamped to 0–9999).
   public static func writeHTTPDate(_ secondsSince1970: Int, into buffer: UnsafeMutableRawBufferPointer) {
     let time = CivilTime(secondsSince1970: secondsSince1970)
     let names: StaticString = "SunMonTueWedThuFriSatJanFebMarAprMayJunJulAugSepOctNovDec"
