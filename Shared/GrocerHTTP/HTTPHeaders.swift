@@ -68,6 +68,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
   }
 
   static func equalsIgnoringASCIICase(_ lhs: String, _ rhs: String) -> Bool {
+    // Constant time for native strings, and most names differ in length.
+    guard lhs.utf8.count == rhs.utf8.count else { return false }
     var left = lhs.utf8.makeIterator()
     var right = rhs.utf8.makeIterator()
     while true {

@@ -284,3 +284,20 @@ func makeRouter(
     #expect(metrics.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
   }
 }
+
+@Suite struct HTTPHeadersTests {
+  @Test func namesMatchIgnoringASCIICaseOnly() {
+    var headers = HTTPHeaders()
+    headers.add("X-Request-ID", "a")
+    headers.add("Content-Type", "text/plain")
+    headers.add("x-request-id", "b")
+    #expect(headers["x-REQUEST-id"] == "a")
+    #expect(headers.values(for: "X-Request-Id") == ["a", "b"])
+    #expect(headers["X-Request-I"] == nil)
+    #expect(headers["X-Request-IDs"] == nil)
+    #expect(headers["X_Request-ID"] == nil)  // `_` is not `-` in another case
+    #expect(headers["Content-Typé"] == nil)
+    headers.remove("CONTENT-TYPE")
+    #expect(headers.count == 2)
+  }
+}
