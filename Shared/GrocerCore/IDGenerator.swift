@@ -20,7 +20,7 @@ public struct RandomIDs: IDGenerator {
     var low = generator.next() as UInt64
     high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000  // version 4
     low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // RFC 4122 variant
-    return Hex.uuid(high, low)
+    return Digits.uuid(high, low)
   }
 }
 
@@ -53,7 +53,7 @@ public final class TimeOrderedIDs: IDGenerator {
     let time = milliseconds() & 0xFFFF_FFFF_FFFF
     let high = time << 16 | 0x7000 | (count >> 30)
     let low = 0x8000_0000_0000_0000 | (count & 0x3FFF_FFFF) << 32 | node
-    return Hex.uuid(high, low)
+    return Digits.uuid(high, low)
   }
 }
 
@@ -79,22 +79,10 @@ public final class ProcessUniqueIDs: IDGenerator {
     let counterDigits = max(1, (64 - n.leadingZeroBitCount + 4) / 5)
     let length = Self.prefixDigits + 1 + counterDigits
     return String(unsafeUninitializedCapacity: length) { buffer in
-      Base32.write(prefix, digits: Self.prefixDigits, into: buffer, at: 0)
+      Digits.write(prefix, digits: Self.prefixDigits, bits: 5, into: buffer, at: 0)
       buffer[Self.prefixDigits] = UInt8(ascii: "-")
-      Base32.write(n, digits: counterDigits, into: buffer, at: Self.prefixDigits + 1)
+      Digits.write(n, digits: counterDigits, bits: 5, into: buffer, at: Self.prefixDigits + 1)
       return length
-    }
-  }
-}
-
-/// Lower-case base 32 digits `0-9a-v`, most significant first.
-enum Base32 {
-  static func write(
-    _ value: UInt64, digits count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
-  ) {
-    for index in 0..<count {
-      let digit = UInt8(truncatingIfNeeded: value >> UInt64(5 * (count - 1 - index))) & 0x1F
-      buffer[offset + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
     }
   }
 }
@@ -111,13 +99,16 @@ public final class SequentialIDs: IDGenerator {
   }
 }
 
-enum Hex {
-  /// The low `count` hex digits of `value`, most significant first, at `offset`.
+/// Lower-case digits of base 16 (`bits` 4, `0-9a-f`) or base 32 (`bits` 5, `0-9a-v`).
+enum Digits {
+  /// The low `count` digits of `value`, most significant first, at `offset`.
   static func write(
-    _ value: UInt64, digits count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+    _ value: UInt64, digits count: Int, bits: Int, into buffer: UnsafeMutableBufferPointer<UInt8>,
+    at offset: Int
   ) {
+    let mask = UInt8(1 << bits - 1)
     for index in 0..<count {
-      let digit = UInt8(truncatingIfNeeded: value >> UInt64(4 * (count - 1 - index))) & 0xF
+      let digit = UInt8(truncatingIfNeeded: value >> UInt64(bits * (count - 1 - index))) & mask
       buffer[offset + index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
     }
   }
@@ -125,15 +116,15 @@ enum Hex {
   /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` from 128 bits, written straight into the string.
   static func uuid(_ high: UInt64, _ low: UInt64) -> String {
     String(unsafeUninitializedCapacity: 36) { buffer in
-      write(high >> 32, digits: 8, into: buffer, at: 0)
+      Digits.write(high >> 32, digits: 8, bits: 4, into: buffer, at: 0)
       buffer[8] = UInt8(ascii: "-")
-      write(high >> 16, digits: 4, into: buffer, at: 9)
+      Digits.write(high >> 16, digits: 4, bits: 4, into: buffer, at: 9)
       buffer[13] = UInt8(ascii: "-")
-      write(high, digits: 4, into: buffer, at: 14)
+      Digits.write(high, digits: 4, bits: 4, into: buffer, at: 14)
       buffer[18] = UInt8(ascii: "-")
-      write(low >> 48, digits: 4, into: buffer, at: 19)
+      Digits.write(low >> 48, digits: 4, bits: 4, into: buffer, at: 19)
       buffer[23] = UInt8(ascii: "-")
-      write(low, digits: 12, into: buffer, at: 24)
+      Digits.write(low, digits: 12, bits: 4, into: buffer, at: 24)
       return 36
     }
   }

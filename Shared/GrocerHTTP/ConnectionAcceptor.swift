@@ -66,26 +66,22 @@ final class ConnectionAcceptor: Sendable {
     guard fd >= 0 else { throw .startFailed(host: host, port: port) }
     var on: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-    var bound: Int32
+    let bound: Int32?
     if ipv6 {
       setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
       var address = sockaddr_in6()
       address.sin6_family = sa_family_t(AF_INET6)
       address.sin6_port = in_port_t(UInt16(port).bigEndian)
-      guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
-        close(fd)
-        throw .invalidHost(host)
-      }
-      bound = Self.bind(fd, &address)
+      bound = inet_pton(AF_INET6, host, &address.sin6_addr) == 1 ? Self.bind(fd, &address) : nil
     } else {
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
       address.sin_port = in_port_t(UInt16(port).bigEndian)
-      guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-        close(fd)
-        throw .invalidHost(host)
-      }
-      bound = Self.bind(fd, &address)
+      bound = inet_pton(AF_INET, host, &address.sin_addr) == 1 ? Self.bind(fd, &address) : nil
+    }
+    guard let bound else {
+      close(fd)
+      throw .invalidHost(host)
     }
     guard bound == 0, listen(fd, SOMAXCONN) == 0 else {
       close(fd)

@@ -356,6 +356,21 @@ final class Gate: Sendable {
     await server.shutdown()
   }
 
+  /// A host that is no IPv4 or IPv6 address is refused by name (a misspelt GROCER_HTTP_HOST).
+  @Test(arguments: ["localhost", "127.0.0.300", "::g"])
+  func aHostThatIsNoAddressFailsTheStart(host: String) async {
+    let server = HTTPServer(
+      configuration: HTTPServerConfiguration(host: host, port: 0), responder: Router(logger: .discarding()),
+      logger: .discarding())
+    await #expect {
+      try await server.start()
+    } throws: { error in
+      if case HTTPServerError.invalidHost(let named) = error { return named == host }
+      return false
+    }
+    #expect(server.port == 0)
+  }
+
   /// A port number past 65535 is refused, not wrapped onto another port.
   @Test func aPortOutOfRangeFailsTheStart() async throws {
     let server = HTTPServer(
