@@ -56,11 +56,13 @@ cleanup() {
   local rc=$?
   stop "$CART_PID"
   stop "$STOCK_PID"
+  bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
 
 bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+bench_vhost_make cart-bench
 
 # --- CartService first, so its queue is bound before StockService's demo events go out.
 mkdir -p "$WORK/cart" "$WORK/stock"

@@ -69,7 +69,6 @@ WORK="$(mktemp -d /tmp/grocer-bench-order.XXXXXX)"
 STOCK_PID=""
 CART_PID=""
 ORDER_PID=""
-VHOST=""
 stop() { # pid
   [[ -n "$1" ]] || return 0
   if alive "$1"; then terminate "$1" 15; fi
@@ -80,7 +79,7 @@ cleanup() {
   stop "$ORDER_PID"
   stop "$CART_PID"
   stop "$STOCK_PID"
-  if [[ -n "${VHOST:-}" ]]; then bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$VHOST" >/dev/null 2>&1 || true; fi
+  bench_vhost_drop
   if ((rc == 0)) && [[ -z "${BENCH_KEEP:-}" ]]; then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
@@ -92,15 +91,7 @@ bash "$RABBITMQ_SCRIPT" start
 # order.confirmed) must not reach a `make run` system's queues on the same broker (its
 # cart-service would spend a core applying them, and its data would change), nor theirs ours.
 # Deleted at the end with everything in it. Queue names are ours too, and expire if left over.
-VHOST="order-bench-$$"
-if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$VHOST" >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" policy "$VHOST"; then
-  export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$VHOST"
-else
-  log "could not make the virtual host $VHOST; using the broker's default one"
-  VHOST=""
-fi
+bench_vhost_make order-bench
 CATALOGUE_QUEUE=order-bench.catalogue
 RESERVATION_QUEUE=order-bench.reservations
 CHECKOUT_QUEUE=order-bench.cart-checkout
@@ -215,7 +206,7 @@ cpu_snapshot() { # prints the ticks of order, cart, stock, broker, then the mach
     "$(if [[ -n "$BROKER_PID" ]]; then proc_ticks "$BROKER_PID"; else echo 0; fi) $(machine_ticks)"
 }
 
-echo "order: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $LINES lines per cart over $SKUS SKUs, $USERS carts prepared"
+echo "order: $(nproc) cores, broker vhost ${BENCH_VHOST:-/}, hub $HUB, $LINES lines per cart over $SKUS SKUs, $USERS carts prepared"
 
 # order-service's own view of POST /v1/orders (its latency histogram), between two snapshots:
 # the bucket bounds under which half and 99 % of the requests were answered.

@@ -23,11 +23,13 @@ TARGET=15000
 BIN="$BIN_DIR/grocer-bench-relay"
 [[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or swift build -c release --product grocer-bench-relay)"
 bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+OUT=""
+trap 'rm -f "$OUT"; bench_vhost_drop' EXIT
+bench_vhost_make relay-bench
 
 # The command makes its own temporary SQLite files (under TMPDIR) and quorum queue, and removes
 # both; its output is kept here for the summary.
 OUT="$(mktemp /tmp/grocer-bench-relay.XXXXXX)"
-trap 'rm -f "$OUT"' EXIT
 "$BIN" --events "$EVENTS" --batches "$BATCHES" | tee "$OUT" ||
   die "grocer-bench-relay failed (exit ${PIPESTATUS[0]})"
 

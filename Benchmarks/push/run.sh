@@ -26,6 +26,8 @@ MAX_RATE="${BENCH_MAX_RATE:-6000}"
 MAX_SECONDS="${BENCH_MAX_SECONDS:-15}"
 [[ -x "$BIN_DIR/notify-gateway" ]] || die "$BIN_DIR/notify-gateway is missing (make bench builds it)"
 bash "$GROCER_ROOT/deploy/local/rabbitmq.sh" start >/dev/null
+trap bench_vhost_drop EXIT
+bench_vhost_make push-bench
 
 OUT="$(mktemp -d /tmp/grocer-bench-push.XXXXXX)"
 log "charts and reports in $OUT"

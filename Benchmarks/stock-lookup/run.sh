@@ -50,6 +50,7 @@ cleanup() {
     for _ in $(seq 1 50); do alive "$NGINX_PID" || break; sleep 0.1; done
     if alive "$NGINX_PID"; then terminate "$NGINX_PID" 5; fi
   fi
+  bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
@@ -77,6 +78,7 @@ if want service; then
   [[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or BENCH_TARGETS=nginx)"
   port_answers "$SERVICE_PORT" && die "port $SERVICE_PORT is taken"
   bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+  bench_vhost_make stock-bench
   mkdir -p "$WORK/data"
   log "loading the demo assortment into $WORK/data"
   GROCER_SERVICE_NAME=stock-bench GROCER_RESERVATION_QUEUE=stock-bench.reservations GROCER_CATALOGUE_QUEUE=stock-bench.catalogue GROCER_QUEUE_EXPIRES=600 GROCER_DATA_DIR="$WORK/data" GROCER_HTTP_PORT="$SERVICE_PORT" GROCER_LOG_LEVEL="${BENCH_LOG_LEVEL:-warning}" \

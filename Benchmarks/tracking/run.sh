@@ -72,7 +72,6 @@ WORK="$(mktemp -d /tmp/grocer-bench-tracking.XXXXXX)"
 chmod 755 "$WORK" # nginx workers (user nobody) may need to look inside
 SERVICE_PID=""
 NGINX_PID=""
-VHOST=""
 stop() { # pid
   [[ -n "$1" ]] || return 0
   if alive "$1"; then terminate "$1" 15; fi
@@ -82,7 +81,7 @@ cleanup() {
   local rc=$?
   stop "$SERVICE_PID"
   if [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID"; then terminate "$NGINX_PID" 10; fi
-  if [[ -n "${VHOST:-}" ]]; then bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$VHOST" >/dev/null 2>&1 || true; fi
+  bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
@@ -92,15 +91,7 @@ bash "$RABBITMQ_SCRIPT" start
 
 # --- A virtual host of this run alone: its tracking.updated events (hundreds a second) must not
 # reach a `make run` system's queues on the same broker. Deleted at the end with everything in it.
-VHOST="tracking-bench-$$"
-if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$VHOST" >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$VHOST" guest '.*' '.*' '.*' >/dev/null &&
-  bash "$RABBITMQ_SCRIPT" policy "$VHOST"; then
-  export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$VHOST"
-else
-  log "could not make the virtual host $VHOST; using the broker's default one"
-  VHOST=""
-fi
+bench_vhost_make tracking-bench
 service_env=(GROCER_QUEUE_EXPIRES=600 GROCER_LOG_LEVEL="$LEVEL" GROCER_SERVICE_NAME=tracking-bench
   GROCER_DATA_DIR="$WORK/tracking" GROCER_HTTP_PORT="$PORT")
 
@@ -252,7 +243,7 @@ run_wrk() { # name port mode seconds connections: runs tracking.lua, keeps RESUL
       (busy * t - s * t - b * t - n * t - w) / d }')"
 }
 
-echo "tracking: $(nproc) cores, broker vhost ${VHOST:-/}, hub $HUB, $ORDERS orders on the way, a poll and a fix" \
+echo "tracking: $(nproc) cores, broker vhost ${BENCH_VHOST:-/}, hub $HUB, $ORDERS orders on the way, a poll and a fix" \
   "per order every ${PERIOD}s = $RATE requests/s for ${DURATION}s (first ${WARMUP}s not counted)," \
   "wrk -t$THREADS -c$CONNECTIONS; reply $REPLY_BYTES bytes"
 

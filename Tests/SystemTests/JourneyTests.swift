@@ -21,7 +21,9 @@ import TrackingService
     do {
       try await journey(system)
     } catch {
-      await system.stop()
+      // The logs and databases say why; a passing run leaves nothing behind.
+      await system.stop(keepFiles: true)
+      print("journey failed; its logs and data are kept in \(system.directory.path)")
       throw error
     }
     await system.stop()

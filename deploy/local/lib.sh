@@ -93,3 +93,30 @@ terminate() {
     sleep 0.1
   done
 }
+
+# A benchmark's own virtual host on the local broker: what a run publishes (thousands of
+# stock.changed, order.confirmed, …) must not reach the durable queues of a `make run` system on
+# the same broker, which keep every event until their service comes back (left over, they held
+# 1.6 million messages, and a broker restart replayed them all), nor theirs ours. Makes
+# "<prefix>-<pid>" with the guest user's rights and the dead-letter policy, points
+# GROCER_AMQP_URL at it and sets BENCH_VHOST; on failure says so and leaves both as they were.
+# Call bench_vhost_drop from the script's EXIT trap: the vhost goes with everything in it.
+# $RABBITMQ_SCRIPT is the broker script (default deploy/local/rabbitmq.sh).
+BENCH_VHOST=""
+bench_vhost_make() { # prefix
+  local script="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" vhost="$1-$$"
+  if bash "$script" ctl add_vhost "$vhost" >/dev/null &&
+    bash "$script" ctl set_permissions -p "$vhost" guest '.*' '.*' '.*' >/dev/null &&
+    bash "$script" policy "$vhost"; then
+    BENCH_VHOST="$vhost"
+    export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$vhost"
+  else
+    log "could not make the virtual host $vhost; using the broker's default one"
+  fi
+}
+bench_vhost_drop() {
+  [[ -n "$BENCH_VHOST" ]] || return 0
+  bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" ctl delete_vhost "$BENCH_VHOST" \
+    >/dev/null 2>&1 || true
+  BENCH_VHOST=""
+}
