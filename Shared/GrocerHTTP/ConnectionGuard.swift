@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Foundation
+import GrocerCore
 import Synchronization
 
 /// One TCP connection as `ConnectionGuard` sees it. MHD keeps a retained reference in the
@@ -62,11 +63,7 @@ final class ConnectionGuard: Sendable {
 
   /// Monotonic clock in nanoseconds, to the kernel's tick (a few ms): deadlines are seconds long,
   /// and this is read once per request, where the coarse clock costs a fraction of the fine one.
-  static func now() -> Int64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &spec)
-    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-  }
+  static func now() -> Int64 { Int64(MonotonicInstant.coarseNow.nanoseconds) }
 
   /// Connections open now.
   var open: Int { openCount.load(ordering: .relaxed) }

@@ -14,11 +14,19 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
 
 func get(_ path: String) -> String { "GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 
+/// Sends `requests` one after another on one new kept-alive connection, each once the previous
+/// one was answered; the answers in order (nil where none came).
+func exchange(_ port: Int, ipv6: Bool = false, _ requests: [String]) throws -> [RawSocket.Response?] {
+  let connection = try RawSocket(port: port, ipv6: ipv6)
+  return requests.map { request in
+    connection.write(request)
+    return connection.response()
+  }
+}
+
 /// What a fresh connection gets for `GET /sync`: proof the server is still up after abuse.
 func stillAnswers(_ port: Int) throws -> RawSocket.Response? {
-  let next = try RawSocket(port: port)
-  next.write(get("/sync"))
-  return next.response()
+  try exchange(port, [get("/sync")])[0]
 }
 
 /// Opens once an async handler has started, so a test can act while it is in flight.
@@ -73,13 +81,8 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     #expect(port > 0)
-    let (first, second) = try await blocking {
-      let connection = try RawSocket(port: port)
-      connection.write(get("/sync"))
-      let first = connection.response()
-      connection.write(get("/async"))
-      return (first, connection.response())
-    }
+    let answers = try await blocking { try exchange(port, [get("/sync"), get("/async")]) }
+    let (first, second) = (answers[0], answers[1])
     #expect(first?.status == 200)
     #expect(first?.body == "sync")
     #expect(first?.headers["connection"]?.lowercased() != "close")
@@ -95,9 +98,7 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let response = try await blocking {
-      let connection = try RawSocket(port: port)
-      connection.write(get("/names/a%2Fb%20c%2525?q=x%2Cy+z&n=%41"))
-      return connection.response()
+      try exchange(port, [get("/names/a%2Fb%20c%2525?q=x%2Cy+z&n=%41")])[0]
     }
     #expect(response?.status == 200)
     #expect(response?.body == "a/b c%25|x,y z|q=x%2Cy+z&n=%41")
@@ -110,13 +111,8 @@ final class Gate: Sendable {
     let server = try await Self.server()
     let port = server.port
     let before = Date().timeIntervalSince1970.rounded(.down)
-    let (answered, missing) = try await blocking {
-      let connection = try RawSocket(port: port)
-      connection.write(get("/sync"))
-      let answered = connection.response()
-      connection.write(get("/nowhere"))
-      return (answered, connection.response())
-    }
+    let answers = try await blocking { try exchange(port, [get("/sync"), get("/nowhere")]) }
+    let (answered, missing) = (answers[0], answers[1])
     let after = Date().timeIntervalSince1970
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -134,15 +130,10 @@ final class Gate: Sendable {
   @Test func aCallbackHandlerAnswersFromAnotherThreadOnAKeptAliveConnection() async throws {
     let server = try await Self.server()
     let port = server.port
-    let (first, second, third) = try await blocking {
-      let connection = try RawSocket(port: port)
-      connection.write(get("/callback"))
-      let first = connection.response()
-      connection.write(get("/callback?fail=1"))
-      let second = connection.response()
-      connection.write(get("/sync"))
-      return (first, second, connection.response())
+    let answers = try await blocking {
+      try exchange(port, [get("/callback"), get("/callback?fail=1"), get("/sync")])
     }
+    let (first, second, third) = (answers[0], answers[1], answers[2])
     #expect(first?.status == 200)
     #expect(first?.body == "callback")
     #expect(first?.headers["x-request-id"] != nil)
@@ -347,11 +338,7 @@ final class Gate: Sendable {
       configuration: HTTPServerConfiguration(host: "::1", port: 0), responder: router, logger: .discarding())
     try await server.start()
     let port = server.port
-    let response = try await blocking {
-      let connection = try RawSocket(port: port, ipv6: true)
-      connection.write(get("/sync"))
-      return connection.response()
-    }
+    let response = try await blocking { try exchange(port, ipv6: true, [get("/sync")])[0] }
     #expect(response?.body == "six")
     await server.shutdown()
   }
