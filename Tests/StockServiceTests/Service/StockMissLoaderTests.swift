@@ -49,6 +49,26 @@ import Testing
     #expect(calls.skus.withLock { $0 } == [["p1"], ["p2"]])
   }
 
+  @Test func onlyTheReaderAsksForTheAgedOutEntriesAndJoinersGetJustTheirOwn() async throws {
+    let loader = StockMissLoader()
+    let calls = Calls()
+    let load = slowLoad(calls)
+    let agedOut = (1...1000).map { "q\($0)" }
+    async let reader = loader.rows(hub: "h1", skus: ["p1"], epoch: 0, alsoRefresh: { agedOut }, load: load)
+    try await Task.sleep(for: .milliseconds(50))
+    let asked = Mutex(false)
+    let joiner = try await loader.rows(
+      hub: "h1", skus: ["q7", "p1"], epoch: 0,
+      alsoRefresh: {
+        asked.withLock { $0 = true }
+        return agedOut
+      }, load: load)
+    #expect(try await reader.rows.map(\.sku) == ["p1"])
+    #expect(joiner.rows.map(\.sku) == ["q7", "p1"])
+    #expect(!asked.withLock { $0 })
+    #expect(calls.skus.withLock { $0 } == [["p1"] + agedOut])
+  }
+
   @Test func aFailedReadFailsItsWaitersAndIsNotKept() async throws {
     struct Broken: Error {}
     let loader = StockMissLoader()

@@ -63,9 +63,10 @@ struct StockController: Sendable {
       let (cache, clock, generation) = (self.cache, self.clock, lookup.generation)
       // Only a miss on an aged-out entry looks for the others (a walk over the hub's entries);
       // a first read or an invalidation reads just its own.
-      let expired = lookup.metAgedOut ? cache.expired(hub: hub, now: now, limit: Self.refreshLimit) : []
+      let metAgedOut = lookup.metAgedOut
       let (rows, readAt) = try await misses.rows(
-        hub: hub, skus: lookup.misses, epoch: lookup.epoch, alsoRefresh: expired
+        hub: hub, skus: lookup.misses, epoch: lookup.epoch,
+        alsoRefresh: { metAgedOut ? cache.expired(hub: hub, now: now, limit: Self.refreshLimit) : [] }
       ) { skus in
         let readAt = clock.now()
         let rows = try await stored { try $0.counts(hub: hub, skus: skus) }

@@ -25,14 +25,16 @@ final class StockMissLoader: Sendable {
 
   /// The rows for `skus` at `hub` and the oldest time they were read: those already being read
   /// are awaited, the rest are read with one call of `load`, which later callers for the same
-  /// SKUs share until it finishes. If this call reads, it reads `alsoRefresh` too (the hub's
+  /// SKUs share until it finishes. If this call reads, it reads `alsoRefresh()` too (the hub's
   /// other aged-out entries; those already being read are left out), so requests that need
-  /// them meanwhile wait for this read instead of making their own.
+  /// them meanwhile wait for this read instead of making their own. `alsoRefresh` is asked only
+  /// by the call that reads: when a whole hub ages out at once, the requests joining its read
+  /// neither walk the cache for it again nor copy the thousands of rows it brings.
   func rows(
-    hub: HubID, skus: [SKU], epoch: UInt64, alsoRefresh: [SKU] = [], load: @escaping Load
+    hub: HubID, skus: [SKU], epoch: UInt64, alsoRefresh: () -> [SKU] = { [] }, load: @escaping Load
   ) async throws -> (rows: [StockRow], readAt: Date) {
     var waits: [Task<Loaded, any Error>] = []
-    let own: Task<Loaded, any Error>? = inFlight.withLock { map in
+    let own: (task: Task<Loaded, any Error>, skus: [SKU])? = inFlight.withLock { map in
       var mine: [SKU] = []
       for sku in skus {
         if let running = map[Key(hub: hub, sku: sku)], running.epoch == epoch {
@@ -43,7 +45,7 @@ final class StockMissLoader: Sendable {
       }
       guard !mine.isEmpty else { return nil }
       var asked = Set(mine)
-      for sku in alsoRefresh where map[Key(hub: hub, sku: sku)] == nil && asked.insert(sku).inserted {
+      for sku in alsoRefresh() where map[Key(hub: hub, sku: sku)] == nil && asked.insert(sku).inserted {
         mine.append(sku)
       }
       let task = Task { [mine] in
@@ -53,24 +55,21 @@ final class StockMissLoader: Sendable {
         )
       }
       for sku in mine { map[Key(hub: hub, sku: sku)] = (task, epoch) }
-      return task
+      return (task, mine)
     }
-    var found: [SKU: StockRow] = [:]
-    var oldest = Date.distantFuture
-    func take(_ loaded: Loaded) {
-      found.merge(loaded.rows) { first, _ in first }
-      oldest = min(oldest, loaded.readAt)
-    }
+    var loads: [Loaded] = []
     if let own {
-      let result = await own.result
+      let result = await own.task.result
       inFlight.withLock { map in
-        for sku in skus + alsoRefresh where map[Key(hub: hub, sku: sku)]?.task == own {
+        for sku in own.skus where map[Key(hub: hub, sku: sku)]?.task == own.task {
           map[Key(hub: hub, sku: sku)] = nil
         }
       }
-      take(try result.get())
+      loads.append(try result.get())
     }
-    for wait in waits { take(try await wait.value) }
-    return (skus.compactMap { found[$0] }, oldest)
+    for wait in waits { loads.append(try await wait.value) }
+    // Each SKU from the first read that has it; the reads are not merged (one may hold a hub).
+    let rows = skus.compactMap { sku in loads.lazy.compactMap { $0.rows[sku] }.first }
+    return (rows, loads.map(\.readAt).min() ?? .distantFuture)
   }
 }
