@@ -18,7 +18,7 @@ ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)
 endif
 
 .PHONY: help run down status test build build-tests deps broker services gateway bench \
-	format lint clean-data faults fuzz
+	format lint clean-data clean-broker faults fuzz
 
 help:
 	@echo "make run         install what is missing, build, start RabbitMQ, StockService and the gateway"
@@ -30,6 +30,7 @@ help:
 	@echo "make fuzz        schemathesis against every service's OpenAPI document (FUZZ_FLAGS=--quick: CI's short run)"
 	@echo "make format      format the Swift sources in place;  make lint  checks them"
 	@echo "make clean-data  delete var/data (all local service data)"
+	@echo "make clean-broker  empty the local RabbitMQ node (queues keep events while services are down)"
 	@echo "Operators' tool (after make run): $(BIN_DIR)/grocer help  (token, demo load, queues, dead-letters, republish, simulate, load)"
 
 deps:
@@ -126,6 +127,10 @@ lint:
 # build's services on ports, data and a broker vhost of their own. FUZZ_FLAGS=--quick for CI.
 fuzz: build-tests broker
 	@GROCER_BIN_DIR="$(CURDIR)/.build/debug" bash deploy/check/schemathesis.sh $(FUZZ_FLAGS)
+
+# Every queue and message of the running local node; services re-declare theirs on reconnect.
+clean-broker:
+	@bash $(RABBITMQ) reset
 
 # Stop first (make down): a running service keeps its deleted database open.
 clean-data:

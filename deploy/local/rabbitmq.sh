@@ -4,6 +4,10 @@
 #   deploy/local/rabbitmq.sh start     start the node (returns 0 at once if one answers on the port)
 #   deploy/local/rabbitmq.sh stop      shut the node down and stop epmd
 #   deploy/local/rabbitmq.sh status    exit 0 if the AMQP port answers
+#   deploy/local/rabbitmq.sh reset     empty the running node: every vhost, queue and message
+#                                      goes (durable queues keep events while their service is
+#                                      down, so a local node collects them); / and its policy
+#                                      come back, services re-declare their queues on reconnect
 #   deploy/local/rabbitmq.sh ctl ARGS  run rabbitmqctl against the node (e.g. `ctl close_all_connections test`)
 #   deploy/local/rabbitmq.sh policy [VHOST]
 #                                      set the dead-letter policy on VHOST (default /); `start` does it for /
@@ -217,6 +221,15 @@ stop() {
   return 0
 }
 
+reset() {
+  port_answers || { log "no node answers on 127.0.0.1:$PORT"; return 1; }
+  "$BIN/rabbitmqctl" stop_app >/dev/null &&
+    "$BIN/rabbitmqctl" reset >/dev/null &&
+    "$BIN/rabbitmqctl" start_app >/dev/null || { log "reset failed"; return 1; }
+  set_policy / || return 1
+  log "node reset: every queue and message is gone"
+}
+
 status() {
   if port_answers; then
     echo "running: 127.0.0.1:$PORT answers"
@@ -230,9 +243,10 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  reset) ensure_cookie; reset ;;
   definitions) ensure_cookie; migrate /; import_definitions ;;
   migrate) ensure_cookie; migrate "${2:-/}" ;;
   policy) ensure_cookie; set_policy "${2:-/}" ;;
   ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
-  *) echo "usage: $0 start|stop|status|definitions|migrate [VHOST]|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|reset|definitions|migrate [VHOST]|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
 esac
