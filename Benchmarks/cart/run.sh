@@ -61,7 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+bash "$RABBITMQ_SCRIPT" start
 bench_vhost_make cart-bench
 
 # --- CartService first, so its queue is bound before StockService's demo events go out.

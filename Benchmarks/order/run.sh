@@ -84,7 +84,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-RABBITMQ_SCRIPT="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}"
 bash "$RABBITMQ_SCRIPT" start
 
 # --- A virtual host of this run alone: the events of 10,000 orders (stock.changed,

@@ -22,7 +22,7 @@ TARGET=15000
 
 BIN="$BIN_DIR/grocer-bench-relay"
 [[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or swift build -c release --product grocer-bench-relay)"
-bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+bash "$RABBITMQ_SCRIPT" start
 OUT=""
 trap 'rm -f "$OUT"; bench_vhost_drop' EXIT
 bench_vhost_make relay-bench

@@ -25,7 +25,7 @@ MAX_ORDERS="${BENCH_MAX_ORDERS:-20000}"
 MAX_RATE="${BENCH_MAX_RATE:-6000}"
 MAX_SECONDS="${BENCH_MAX_SECONDS:-15}"
 [[ -x "$BIN_DIR/notify-gateway" ]] || die "$BIN_DIR/notify-gateway is missing (make bench builds it)"
-bash "$GROCER_ROOT/deploy/local/rabbitmq.sh" start >/dev/null
+bash "$RABBITMQ_SCRIPT" start >/dev/null
 trap bench_vhost_drop EXIT
 bench_vhost_make push-bench
 

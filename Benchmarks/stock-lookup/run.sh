@@ -77,7 +77,7 @@ if want service; then
   BIN="$BIN_DIR/stock-service"
   [[ -x "$BIN" ]] || die "$BIN is missing (make bench builds it; or BENCH_TARGETS=nginx)"
   port_answers "$SERVICE_PORT" && die "port $SERVICE_PORT is taken"
-  bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" start
+  bash "$RABBITMQ_SCRIPT" start
   bench_vhost_make stock-bench
   mkdir -p "$WORK/data"
   log "loading the demo assortment into $WORK/data"

@@ -86,7 +86,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-RABBITMQ_SCRIPT="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}"
 bash "$RABBITMQ_SCRIPT" start
 
 # --- A virtual host of this run alone: its tracking.updated events (hundreds a second) must not

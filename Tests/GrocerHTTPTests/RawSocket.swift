@@ -36,6 +36,15 @@ final class RawSocket: @unchecked Sendable {
   let fd: Int32
   private var buffer: [UInt8] = []
 
+  /// `connect` with a `sockaddr_in` or `sockaddr_in6`.
+  private static func connect<Address>(_ fd: Int32, to address: Address) -> Int32 {
+    withUnsafePointer(to: address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<Address>.size))
+      }
+    }
+  }
+
   /// Connects to 127.0.0.1:`port` (or `::1` with `ipv6`), waiting at most `connectTimeout` (a
   /// server that stopped accepting leaves a connect hanging in the backlog); `receiveTimeout`
   /// bounds every read.
@@ -53,21 +62,13 @@ final class RawSocket: @unchecked Sendable {
       address.sin6_family = sa_family_t(AF_INET6)
       address.sin6_port = in_port_t(UInt16(port).bigEndian)
       address.sin6_addr = in6addr_loopback
-      result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-        }
-      }
+      result = Self.connect(fd, to: address)
     } else {
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
       address.sin_port = in_port_t(UInt16(port).bigEndian)
       address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
+      result = Self.connect(fd, to: address)
     }
     if result != 0 {
       guard errno == EINPROGRESS else {

@@ -10,6 +10,8 @@ BIN_DIR="${GROCER_BIN_DIR:-$GROCER_ROOT/.build/release}"
 LOG_DIR="$VAR_DIR/log"
 RUN_DIR="$VAR_DIR/run"
 DATA_DIR="$VAR_DIR/data"
+# The broker script: started (or reused) by the benchmarks, asked for their vhosts.
+RABBITMQ_SCRIPT="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}"
 
 # Ports (SPEC.md "Running it"); each can be moved by its variable.
 GATEWAY_PORT="${GROCER_GATEWAY_PORT:-8080}"
@@ -101,13 +103,12 @@ terminate() {
 # "<prefix>-<pid>" with the guest user's rights and the dead-letter policy, points
 # GROCER_AMQP_URL at it and sets BENCH_VHOST; on failure says so and leaves both as they were.
 # Call bench_vhost_drop from the script's EXIT trap: the vhost goes with everything in it.
-# $RABBITMQ_SCRIPT is the broker script (default deploy/local/rabbitmq.sh).
 BENCH_VHOST=""
 bench_vhost_make() { # prefix
-  local script="${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" vhost="$1-$$"
-  if bash "$script" ctl add_vhost "$vhost" >/dev/null &&
-    bash "$script" ctl set_permissions -p "$vhost" guest '.*' '.*' '.*' >/dev/null &&
-    bash "$script" policy "$vhost"; then
+  local vhost="$1-$$"
+  if bash "$RABBITMQ_SCRIPT" ctl add_vhost "$vhost" >/dev/null &&
+    bash "$RABBITMQ_SCRIPT" ctl set_permissions -p "$vhost" guest '.*' '.*' '.*' >/dev/null &&
+    bash "$RABBITMQ_SCRIPT" policy "$vhost"; then
     BENCH_VHOST="$vhost"
     export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$vhost"
   else
@@ -116,7 +117,6 @@ bench_vhost_make() { # prefix
 }
 bench_vhost_drop() {
   [[ -n "$BENCH_VHOST" ]] || return 0
-  bash "${GROCER_RABBITMQ_SCRIPT:-$GROCER_ROOT/deploy/local/rabbitmq.sh}" ctl delete_vhost "$BENCH_VHOST" \
-    >/dev/null 2>&1 || true
+  bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$BENCH_VHOST" >/dev/null 2>&1 || true
   BENCH_VHOST=""
 }
