@@ -115,6 +115,12 @@ public enum CartServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -229,11 +235,17 @@ public enum CartServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -331,11 +343,17 @@ public enum CartServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -401,8 +419,14 @@ public enum CartServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -507,11 +531,17 @@ public enum CartServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -560,8 +590,14 @@ public enum CartServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -595,6 +631,12 @@ public enum CartServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -629,6 +671,12 @@ public enum CartServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "description": "Not ready; the problem's `checks` names what is down.",
@@ -678,6 +726,12 @@ public enum CartServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -701,6 +755,12 @@ public enum CartServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -1232,6 +1292,12 @@ public enum CartServiceOpenAPI {
             "$ref": "#/components/headers/RetryAfter"
           }
         }
+      },
+      "URITooLong": {
+        "description": "The request line did not fit in the server's per-connection memory (8 KiB with the headers). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
+      },
+      "RequestHeaderFieldsTooLarge": {
+        "description": "The request line and headers did not fit in the server's per-connection memory (8 KiB). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
       }
     }
   }

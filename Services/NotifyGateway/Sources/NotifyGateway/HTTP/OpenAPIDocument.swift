@@ -89,8 +89,14 @@ public enum NotifyGatewayOpenAPI {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -136,8 +142,14 @@ public enum NotifyGatewayOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -189,6 +201,12 @@ public enum NotifyGatewayOpenAPI {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -219,6 +237,12 @@ public enum NotifyGatewayOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -253,6 +277,12 @@ public enum NotifyGatewayOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "description": "Not ready; the problem's `checks` names what is down.",
@@ -302,6 +332,12 @@ public enum NotifyGatewayOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -325,6 +361,12 @@ public enum NotifyGatewayOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -537,6 +579,12 @@ public enum NotifyGatewayOpenAPI {
             "$ref": "#/components/headers/RetryAfter"
           }
         }
+      },
+      "URITooLong": {
+        "description": "The request line did not fit in the server's per-connection memory (8 KiB with the headers). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
+      },
+      "RequestHeaderFieldsTooLarge": {
+        "description": "The request line and headers did not fit in the server's per-connection memory (8 KiB). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
       }
     }
   }

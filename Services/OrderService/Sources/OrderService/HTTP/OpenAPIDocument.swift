@@ -207,6 +207,9 @@ public enum OrderServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -219,6 +222,9 @@ public enum OrderServiceOpenAPI {
                 }
               }
             }
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -288,6 +294,12 @@ public enum OrderServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -346,6 +358,12 @@ public enum OrderServiceOpenAPI {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -422,11 +440,17 @@ public enum OrderServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -460,6 +484,12 @@ public enum OrderServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -494,6 +524,12 @@ public enum OrderServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "description": "Not ready; the problem's `checks` names what is down.",
@@ -543,6 +579,12 @@ public enum OrderServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -566,6 +608,12 @@ public enum OrderServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -1271,6 +1319,12 @@ public enum OrderServiceOpenAPI {
             "$ref": "#/components/headers/RetryAfter"
           }
         }
+      },
+      "URITooLong": {
+        "description": "The request line did not fit in the server's per-connection memory (8 KiB with the headers). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
+      },
+      "RequestHeaderFieldsTooLarge": {
+        "description": "The request line and headers did not fit in the server's per-connection memory (8 KiB). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
       }
     }
   }

@@ -102,6 +102,12 @@ public enum StockServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -177,6 +183,12 @@ public enum StockServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -228,6 +240,12 @@ public enum StockServiceOpenAPI {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -372,11 +390,17 @@ public enum StockServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -479,11 +503,17 @@ public enum StockServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -579,11 +609,17 @@ public enum StockServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -633,6 +669,12 @@ public enum StockServiceOpenAPI {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -756,11 +798,17 @@ public enum StockServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -794,6 +842,12 @@ public enum StockServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -828,6 +882,12 @@ public enum StockServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "description": "Not ready; the problem's `checks` names what is down.",
@@ -877,6 +937,12 @@ public enum StockServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -900,6 +966,12 @@ public enum StockServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -1469,6 +1541,12 @@ public enum StockServiceOpenAPI {
             "$ref": "#/components/headers/RetryAfter"
           }
         }
+      },
+      "URITooLong": {
+        "description": "The request line did not fit in the server's per-connection memory (8 KiB with the headers). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
+      },
+      "RequestHeaderFieldsTooLarge": {
+        "description": "The request line and headers did not fit in the server's per-connection memory (8 KiB). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
       }
     }
   }

@@ -87,6 +87,12 @@ public enum TrackingServiceOpenAPI {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -155,6 +161,12 @@ public enum TrackingServiceOpenAPI {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
@@ -216,11 +228,17 @@ public enum TrackingServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -310,11 +328,17 @@ public enum TrackingServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -402,11 +426,17 @@ public enum TrackingServiceOpenAPI {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "422": {
             "$ref": "#/components/responses/Unprocessable"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/ServiceUnavailable"
@@ -440,6 +470,12 @@ public enum TrackingServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -474,6 +510,12 @@ public enum TrackingServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           },
           "503": {
             "description": "Not ready; the problem's `checks` names what is down.",
@@ -523,6 +565,12 @@ public enum TrackingServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -546,6 +594,12 @@ public enum TrackingServiceOpenAPI {
                 }
               }
             }
+          },
+          "414": {
+            "$ref": "#/components/responses/URITooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/RequestHeaderFieldsTooLarge"
           }
         }
       }
@@ -982,6 +1036,12 @@ public enum TrackingServiceOpenAPI {
             "$ref": "#/components/headers/RetryAfter"
           }
         }
+      },
+      "URITooLong": {
+        "description": "The request line did not fit in the server's per-connection memory (8 KiB with the headers). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
+      },
+      "RequestHeaderFieldsTooLarge": {
+        "description": "The request line and headers did not fit in the server's per-connection memory (8 KiB). Answered by the HTTP layer before routing, as a short HTML page, and the connection is closed."
       }
     }
   }
