@@ -1,9 +1,10 @@
 """Merges wrk rounds of one target into one RESULT line (standard library only).
 
 Reads, on standard input, the `RESULT …` and `QUANTILES …` lines `ids.lua` printed for each
-round, each RESULT followed by `cpu_ticks=…`, and prints one RESULT: requests/s over the rounds'
-summed duration, p50/p90/p99 of the merged latency distribution (each round's 1,000 quantiles
-weighted by its requests), the largest max, summed errors and the CPU ticks summed.
+round, each RESULT followed by `cpu_ticks=… steal_ticks=…`, and prints one RESULT: requests/s over
+the rounds' summed duration, p50/p90/p99 of the merged latency distribution (each round's 1,000
+quantiles weighted by its requests), the largest max, summed errors, the CPU ticks summed and the
+machine's steal ticks summed.
 """
 
 import re
@@ -42,7 +43,7 @@ def main() -> None:
 
     print(
         "RESULT rps=%.0f p50_us=%d p90_us=%d p99_us=%d max_us=%d requests=%d non2xx=%d socket_errors=%d "
-        "rounds=%d round_rps=%s cpu_ticks=%d"
+        "rounds=%d round_rps=%s cpu_ticks=%d steal_ticks=%d duration_us=%d"
         % (
             requests / seconds if seconds > 0 else 0,
             percentile(50),
@@ -55,6 +56,8 @@ def main() -> None:
             len(rounds),
             ",".join(str(r["rps"]) for r in rounds),
             sum(r.get("cpu_ticks", 0) for r in rounds),
+            sum(r.get("steal_ticks", 0) for r in rounds),
+            sum(r["duration_us"] for r in rounds),
         )
     )
 

@@ -150,21 +150,24 @@ declare -A RESULT
 # CPU seconds (user + system, in clock ticks) used so far by the given processes.
 cpu_ticks() { local total=0 pid; for pid in "$@"; do
   total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
+# The whole machine's steal ticks: time its virtual CPUs were ready but the host ran something else.
+steal_ticks() { awk '/^cpu / { print $9 }' /proc/stat; }
 target_pids() { # the processes that serve a target: the service, or nginx's workers
   if [[ "$1" == service ]]; then echo "$SERVICE_PID"; else pgrep -P "$NGINX_PID" | tr '\n' ' '; fi
 }
 run_round() { # target port connections: one wrk round, its lines appended to the target's file
-  local out pids before after line
+  local out pids before after line steal_before
   pids="$(target_pids "$1")"
   # shellcheck disable=SC2086
   before="$(cpu_ticks $pids)"
+  steal_before="$(steal_ticks)"
   out="$(wrk -t"$THREADS" -c"$3" -d"${ROUND_SECONDS}s" --timeout 5s -s "$HERE/ids.lua" \
     "http://127.0.0.1:$2" -- "$WORK/paths.txt" "$TOKEN" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
   line="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "$line" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
   # shellcheck disable=SC2086
   after="$(cpu_ticks $pids)"
-  { echo "$line cpu_ticks=$((after - before))"; grep '^QUANTILES ' <<<"$out" | tail -n 1; } >>"$WORK/rounds.$1.$3"
+  { echo "$line cpu_ticks=$((after - before)) steal_ticks=$(($(steal_ticks) - steal_before))"; grep '^QUANTILES ' <<<"$out" | tail -n 1; } >>"$WORK/rounds.$1.$3"
 }
 finish_target() { # target connections: the rounds merged into one result
   local line requests ticks cpu_ns
@@ -225,6 +228,15 @@ for c in $CONNECTIONS; do
     }'
 done
 echo "(cpu: CPU time, user + system, each server used per answered request; less noisy than r/s)"
+steal_line="host steal while they ran (share of the $(nproc) cores, taken by other guests):"
+for c in $CONNECTIONS; do
+  for target in service nginx; do
+    want "$target" || continue
+    steal_line+=" $target c=$c $(awk -v t="$(field "$target:$c" steal_ticks)" -v us="$(field "$target:$c" duration_us)" \
+      -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" 'BEGIN { if (us > 0) printf "%.0f%%", 100 * t / (us / 1e6 * hz * cores); else printf "-" }'),"
+  done
+done
+echo "${steal_line%,}"
 if [[ -n "$RSS_KB" ]]; then
   echo "service RSS after the run: $((RSS_KB / 1024)) MB ($RSS_KB kB)"
 fi
