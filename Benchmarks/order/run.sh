@@ -246,12 +246,22 @@ done
 sleep 2
 
 # --- (1) Fixed rate, open loop.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+share() { # ticks milliseconds: the ticks as a share of every core over that time
+  awk -v b="$1" -v ms="$2" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" \
+    'BEGIN { if (ms > 0) print int(100 * b / (ms / 1000 * hz * cores) + 0.5) "%"; else print "-" }'
+}
 log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
 order_buckets >"$WORK/buckets-before.txt"
+read -ra RATE_CPU_BEFORE < <(cpu_snapshot)
+started_ms=$(now_ms)
 out="$(python3 "$HELPER" rate "$ORDER_PORT" "$HUB" "$RATE" "$WORK/carts-rate.tsv" "$RUN_ID-rate")" ||
   { echo "$out" >&2; die "the fixed-rate run failed"; }
 RESULT[rate]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
 echo "rate  ${RESULT[rate]#RESULT }"
+read -ra RATE_CPU_AFTER < <(cpu_snapshot)
+window_ms=$(($(now_ms) - started_ms))
+RATE_MACHINE="machine busy $(share $((RATE_CPU_AFTER[4] - RATE_CPU_BEFORE[4])) "$window_ms"), steal $(share $((RATE_CPU_AFTER[5] - RATE_CPU_BEFORE[5])) "$window_ms")"
 order_buckets >"$WORK/buckets-after.txt"
 RATE_SERVER="$(server_quantiles "$WORK/buckets-before.txt" "$WORK/buckets-after.txt")"
 alive "$ORDER_PID" || die "order-service died during the fixed-rate run"
@@ -261,11 +271,6 @@ sleep 2
 TICK_MS=$((1000 / $(getconf CLK_TCK)))
 per_order() { # total count: total / count with 2 decimals, or - (a process restarted meanwhile counts from 0)
   awk -v t="$1" -v n="$2" -v d="${3:-2}" 'BEGIN { printf (n > 0 && t >= 0 ? sprintf("%.*f", d, t / n) : "-") }'
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-share() { # ticks milliseconds: the ticks as a share of every core over that time
-  awk -v b="$1" -v ms="$2" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" \
-    'BEGIN { if (ms > 0) print int(100 * b / (ms / 1000 * hz * cores) + 0.5) "%"; else print "-" }'
 }
 BEST=""
 FULL_CREATED=0
@@ -382,7 +387,7 @@ full_c="${LEVELS[BEST]}"
 stock_rps="$(field stock rps)"
 echo "full speed is the best run, c=$full_c: $full_rps orders/s;" \
   "orders/s / stock lookups/s $(awk -v o="$full_rps" -v s="$stock_rps" 'BEGIN { printf (s > 0 ? sprintf("%.4f (1 order = %.0f lookups)", o / s, s / o) : "-") }')"
-echo "fixed rate: $(field rate connections) connections used, sends at most $(ms "$(field rate send_late_p99_us)") ms late (p99);" \
+echo "fixed rate: $RATE_MACHINE; $(field rate connections) connections used, sends at most $(ms "$(field rate send_late_p99_us)") ms late (p99);" \
   "service time (from send) p50 $(ms "$(field rate service_p50_us)") ms, p99 $(ms "$(field rate service_p99_us)") ms"
 for i in "${!LEVELS[@]}"; do
   echo "full speed c=${LEVELS[i]}: $(field "full$i" elapsed_ms) ms for $(field "full$i" requests) answers;" \
