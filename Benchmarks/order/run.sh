@@ -291,12 +291,13 @@ for i in "${!LEVELS[@]}"; do
   wrk_pid=$!
   # wrk sleeps out its whole -d even when every thread has stopped: the run ends when the last of
   # its orders is confirmed (CPU counted up to then), and an interrupt makes wrk report at once.
-  while alive "$wrk_pid" &&
-    (($(order_sql "SELECT count(*) FROM orders WHERE step = 'confirmed' AND user_id BETWEEN '$first_user' AND '$last_user'") < FULL_ORDERS)); do
-    sleep 0.2
-  done
+  confirmed_in_run() {
+    order_sql "SELECT count(*) FROM orders WHERE step = 'confirmed' AND user_id BETWEEN '$first_user' AND '$last_user'"
+  }
+  while alive "$wrk_pid" && (($(confirmed_in_run) < FULL_ORDERS)); do sleep 0.2; done
   read -ra CPU_AFTER < <(cpu_snapshot)
   window_ms=$(($(now_ms) - started_ms))
+  confirmed=$(confirmed_in_run)
   kill -INT "$wrk_pid" 2>/dev/null || true
   wait "$wrk_pid" || { cat "$WORK/wrk-$i.txt" >&2; die "wrk failed"; }
   out="$(cat "$WORK/wrk-$i.txt")"
@@ -306,19 +307,18 @@ for i in "${!LEVELS[@]}"; do
   [[ -n "${RESULT[full$i]}" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
   echo "full c=$c ${RESULT[full$i]#RESULT }"
   alive "$ORDER_PID" || die "order-service died during the full-speed run at $c connections"
-  answered="$(field "full$i" requests)"
   FULL_CREATED=$((FULL_CREATED + $(field "full$i" created)))
   FULL_OTHERS=$((FULL_OTHERS + $(field "full$i" non201) + $(field "full$i" socket_errors)))
   line="c=$c:"
   for k in 0 1 2 3; do
-    line+=" ${CPU_NAMES[k]} $(per_order $(((CPU_AFTER[k] - CPU_BEFORE[k]) * TICK_MS)) "$answered")"
+    line+=" ${CPU_NAMES[k]} $(per_order $(((CPU_AFTER[k] - CPU_BEFORE[k]) * TICK_MS)) "$confirmed")"
   done
   line+="; machine busy $(share $((CPU_AFTER[4] - CPU_BEFORE[4])) "$window_ms")"
   CPU_LINE[$i]="$line, steal $(share $((CPU_AFTER[5] - CPU_BEFORE[5])) "$window_ms")"
   line="c=$c:"
   for k in 0 1 2; do
-    line+=" ${CPU_NAMES[k]} published $(per_order $((PUBLISHED_AFTER[k] - PUBLISHED_BEFORE[k])) "$answered" 1)"
-    line+=" consumed $(per_order $((CONSUMED_AFTER[k] - CONSUMED_BEFORE[k])) "$answered" 1),"
+    line+=" ${CPU_NAMES[k]} published $(per_order $((PUBLISHED_AFTER[k] - PUBLISHED_BEFORE[k])) "$confirmed" 1)"
+    line+=" consumed $(per_order $((CONSUMED_AFTER[k] - CONSUMED_BEFORE[k])) "$confirmed" 1),"
   done
   EVENTS_LINE[$i]="${line%,}"
   if [[ -z "$BEST" ]] || awk -v a="$(field "full$i" rps)" -v b="$(field "full$BEST" rps)" 'BEGIN { exit !(a > b) }'; then
@@ -391,12 +391,12 @@ echo "fixed rate: $RATE_MACHINE; $(field rate connections) connections used, sen
   "service time (from send) p50 $(ms "$(field rate service_p50_us)") ms, p99 $(ms "$(field rate service_p99_us)") ms"
 for i in "${!LEVELS[@]}"; do
   echo "full speed c=${LEVELS[i]}: $(field "full$i" elapsed_ms) ms for $(field "full$i" requests) answers;" \
-    "threads that used up their carts: $(field "full$i" exhausted) of $THREADS$( (($(field "full$i" exhausted) > 0)) && echo ' (raise BENCH_FULL_ORDERS for a longer run)');" \
+    "threads that used up their carts: $(field "full$i" exhausted) of $THREADS;" \
     "saga inside order-service (updated_at - created_at, ms) $(full_saga "$i")"
 done
-echo "CPU per answered order at full speed (ms); the machine's busy and stolen (by the host) share of $(nproc) cores while answering:"
+echo "CPU per confirmed order at full speed (ms); the machine's busy and stolen (by the host) share of $(nproc) cores until the run's last order was confirmed:"
 for i in "${!LEVELS[@]}"; do echo "  ${CPU_LINE[$i]}"; done
-echo "events per answered order at full speed:"
+echo "events per confirmed order at full speed:"
 for i in "${!LEVELS[@]}"; do echo "  ${EVENTS_LINE[$i]}"; done
 echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
 echo "saga inside order-service (updated_at - created_at of confirmed orders, ms) at the fixed rate: $RATE_SAGA"
