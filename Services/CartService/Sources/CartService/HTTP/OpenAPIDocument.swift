@@ -375,7 +375,8 @@ public enum CartServiceOpenAPI {
             "required": true,
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[A-Za-z0-9_-]{1,32}$"
             },
             "example": "SPRING"
           }
@@ -447,7 +448,8 @@ public enum CartServiceOpenAPI {
             "required": true,
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[A-Za-z0-9_-]{1,32}$"
             },
             "example": "SPRING"
           }
@@ -561,7 +563,8 @@ public enum CartServiceOpenAPI {
             "required": true,
             "description": "Promo code: 1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces trimmed).",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[A-Za-z0-9_-]{1,32}$"
             },
             "example": "SPRING"
           }
@@ -810,6 +813,7 @@ public enum CartServiceOpenAPI {
           },
           "currency": {
             "type": "string",
+            "pattern": "^[A-Z]{3}$",
             "description": "ISO 4217 code.",
             "examples": [
               "EUR"
@@ -1098,7 +1102,8 @@ public enum CartServiceOpenAPI {
               "string",
               "null"
             ],
-            "description": "null removes the code."
+            "description": "1-32 of A-Z a-z 0-9 - _ (matched case-insensitively, spaces around it trimmed); null removes the code.",
+            "pattern": "^ *[A-Za-z0-9_-]{1,32} *$"
           }
         },
         "additionalProperties": false
@@ -1165,10 +1170,34 @@ public enum CartServiceOpenAPI {
             "maximum": 100
           },
           "amount": {
-            "$ref": "#/components/schemas/Money"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Money"
+              },
+              {
+                "properties": {
+                  "minorUnits": {
+                    "minimum": 1,
+                    "maximum": 10000000
+                  }
+                }
+              }
+            ]
           },
           "minimumSubtotal": {
-            "$ref": "#/components/schemas/Money"
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Money"
+              },
+              {
+                "properties": {
+                  "minorUnits": {
+                    "minimum": 0,
+                    "maximum": 10000000
+                  }
+                }
+              }
+            ]
           },
           "hubs": {
             "type": "array",
@@ -1189,7 +1218,41 @@ public enum CartServiceOpenAPI {
             "maxLength": 200
           }
         },
-        "additionalProperties": false
+        "additionalProperties": false,
+        "oneOf": [
+          {
+            "description": "percentOff: `percent`, no `amount`.",
+            "properties": {
+              "kind": {
+                "const": "percentOff"
+              }
+            },
+            "required": [
+              "percent"
+            ],
+            "not": {
+              "required": [
+                "amount"
+              ]
+            }
+          },
+          {
+            "description": "amountOff: `amount`, no `percent`.",
+            "properties": {
+              "kind": {
+                "const": "amountOff"
+              }
+            },
+            "required": [
+              "amount"
+            ],
+            "not": {
+              "required": [
+                "percent"
+              ]
+            }
+          }
+        ]
       },
       "ReadinessChecks": {
         "type": "object",

@@ -416,6 +416,7 @@ public enum NotifyGatewayOpenAPI {
           },
           "currency": {
             "type": "string",
+            "pattern": "^[A-Z]{3}$",
             "description": "ISO 4217 code.",
             "examples": [
               "EUR"

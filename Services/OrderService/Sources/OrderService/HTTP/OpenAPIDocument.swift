@@ -663,6 +663,7 @@ public enum OrderServiceOpenAPI {
           },
           "currency": {
             "type": "string",
+            "pattern": "^[A-Z]{3}$",
             "description": "ISO 4217 code.",
             "examples": [
               "EUR"

@@ -1021,6 +1021,7 @@ public enum StockServiceOpenAPI {
           },
           "currency": {
             "type": "string",
+            "pattern": "^[A-Z]{3}$",
             "description": "ISO 4217 code.",
             "examples": [
               "EUR"

@@ -649,6 +649,7 @@ public enum TrackingServiceOpenAPI {
           },
           "currency": {
             "type": "string",
+            "pattern": "^[A-Z]{3}$",
             "description": "ISO 4217 code.",
             "examples": [
               "EUR"
