@@ -201,10 +201,9 @@ saga_ms() { # first-user last-user: p50 and p99 of updated_at - created_at over 
     awk 'function at(p, i) { i = int(NR * p + 0.5); if (i < 1) i = 1; return v[i] }
       { v[NR] = $1 } END { if (NR) printf "p50 %.1f, p99 %.1f", at(0.5), at(0.99); else printf "-" }'
 }
-# CPU time (clock ticks, user + system) of a process, and the whole machine's busy ticks.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# CPU time (clock ticks, user + system) of a process.
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# The machine's busy ticks, then its steal ticks (a virtual machine waiting for the host's CPU).
-machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
 BROKER_PID="$(pgrep -o -f 'beam.smp.*rabbit' || true)"
 CPU_NAMES=(order cart stock broker)
 event_counts() { # metric: its sum at order-service, cart-service, stock-service
@@ -246,11 +245,6 @@ done
 sleep 2
 
 # --- (1) Fixed rate, open loop.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-share() { # ticks milliseconds: the ticks as a share of every core over that time
-  awk -v b="$1" -v ms="$2" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" \
-    'BEGIN { if (ms > 0) print int(100 * b / (ms / 1000 * hz * cores) + 0.5) "%"; else print "-" }'
-}
 log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
 order_buckets >"$WORK/buckets-before.txt"
 read -ra RATE_CPU_BEFORE < <(cpu_snapshot)
@@ -261,7 +255,7 @@ RESULT[rate]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
 echo "rate  ${RESULT[rate]#RESULT }"
 read -ra RATE_CPU_AFTER < <(cpu_snapshot)
 window_ms=$(($(now_ms) - started_ms))
-RATE_MACHINE="machine busy $(share $((RATE_CPU_AFTER[4] - RATE_CPU_BEFORE[4])) "$window_ms"), steal $(share $((RATE_CPU_AFTER[5] - RATE_CPU_BEFORE[5])) "$window_ms")"
+RATE_MACHINE="machine busy $(core_share $((RATE_CPU_AFTER[4] - RATE_CPU_BEFORE[4])) "$window_ms"), steal $(core_share $((RATE_CPU_AFTER[5] - RATE_CPU_BEFORE[5])) "$window_ms")"
 order_buckets >"$WORK/buckets-after.txt"
 RATE_SERVER="$(server_quantiles "$WORK/buckets-before.txt" "$WORK/buckets-after.txt")"
 alive "$ORDER_PID" || die "order-service died during the fixed-rate run"
@@ -313,8 +307,8 @@ for i in "${!LEVELS[@]}"; do
   for k in 0 1 2 3; do
     line+=" ${CPU_NAMES[k]} $(per_order $(((CPU_AFTER[k] - CPU_BEFORE[k]) * TICK_MS)) "$confirmed")"
   done
-  line+="; machine busy $(share $((CPU_AFTER[4] - CPU_BEFORE[4])) "$window_ms")"
-  CPU_LINE[$i]="$line, steal $(share $((CPU_AFTER[5] - CPU_BEFORE[5])) "$window_ms")"
+  line+="; machine busy $(core_share $((CPU_AFTER[4] - CPU_BEFORE[4])) "$window_ms")"
+  CPU_LINE[$i]="$line, steal $(core_share $((CPU_AFTER[5] - CPU_BEFORE[5])) "$window_ms")"
   line="c=$c:"
   for k in 0 1 2; do
     line+=" ${CPU_NAMES[k]} published $(per_order $((PUBLISHED_AFTER[k] - PUBLISHED_BEFORE[k])) "$confirmed" 1)"

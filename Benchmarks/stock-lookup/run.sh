@@ -150,8 +150,7 @@ declare -A RESULT
 # CPU seconds (user + system, in clock ticks) used so far by the given processes.
 cpu_ticks() { local total=0 pid; for pid in "$@"; do
   total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
-# The whole machine's steal ticks: time its virtual CPUs were ready but the host ran something else.
-steal_ticks() { awk '/^cpu / { print $9 }' /proc/stat; }
+steal_ticks() { machine_ticks | cut -d ' ' -f 2; } # the host's share, from deploy/local/lib.sh
 target_pids() { # the processes that serve a target: the service, or nginx's workers
   if [[ "$1" == service ]]; then echo "$SERVICE_PID"; else pgrep -P "$NGINX_PID" | tr '\n' ' '; fi
 }
@@ -232,8 +231,7 @@ steal_line="host steal while they ran (share of the $(nproc) cores, taken by oth
 for c in $CONNECTIONS; do
   for target in service nginx; do
     want "$target" || continue
-    steal_line+=" $target c=$c $(awk -v t="$(field "$target:$c" steal_ticks)" -v us="$(field "$target:$c" duration_us)" \
-      -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" 'BEGIN { if (us > 0) printf "%.0f%%", 100 * t / (us / 1e6 * hz * cores); else printf "-" }'),"
+    steal_line+=" $target c=$c $(core_share "$(field "$target:$c" steal_ticks)" "$(($(field "$target:$c" duration_us) / 1000))"),"
   done
 done
 echo "${steal_line%,}"

@@ -96,6 +96,15 @@ terminate() {
   done
 }
 
+# The machine's busy and steal clock ticks so far, over all CPUs (/proc/stat). Steal is time its
+# virtual CPUs were ready while the host ran other guests: benchmarks report it beside their numbers.
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
+# TICKS over MILLISECONDS of wall time as a whole share of every core ("37%"; "-" without time).
+core_share() { # ticks milliseconds
+  awk -v t="$1" -v ms="$2" -v hz="$(getconf CLK_TCK)" -v cores="$(nproc)" \
+    'BEGIN { if (ms > 0) printf "%d%%", int(100 * t / (ms / 1000 * hz * cores) + 0.5); else printf "-" }'
+}
+
 # A benchmark's own virtual host on the local broker: what a run publishes (thousands of
 # stock.changed, order.confirmed, …) must not reach the durable queues of a `make run` system on
 # the same broker, which keep every event until their service comes back (left over, they held
