@@ -63,9 +63,13 @@ public final class TimeOrderedIDs: IDGenerator {
 ///
 /// At most 15 bytes up to 32^7 (34 billion) ids, so the `String` is stored inline: no
 /// allocation (the 64-bit hex prefix it had before made every id a heap string).
+///
+/// The counter is kept per `ThreadStripe` (every request takes an id, on every transport
+/// thread): stripe `s` hands out `k × ThreadStripe.count + s` for k = 1, 2, …, so no two stripes
+/// meet. Ids are unique, not in order across threads.
 public final class ProcessUniqueIDs: IDGenerator {
   private let prefix: UInt64
-  private let counter = Atomic<UInt64>(0)
+  private let counter = StripedCounter()
 
   static let prefixDigits = 7
 
@@ -75,7 +79,8 @@ public final class ProcessUniqueIDs: IDGenerator {
   }
 
   public func next() -> String {
-    let n = counter.add(1, ordering: .relaxed).newValue
+    let (stripe, turn) = counter.add(1)
+    let n = UInt64(turn * ThreadStripe.count + stripe)
     let counterDigits = max(1, (64 - n.leadingZeroBitCount + 4) / 5)
     let length = Self.prefixDigits + 1 + counterDigits
     return String(unsafeUninitializedCapacity: length) { buffer in

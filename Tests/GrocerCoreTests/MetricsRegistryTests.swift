@@ -100,6 +100,31 @@ import Testing
     #expect(text.contains("h_count 8000"))
   }
 
+  /// Threads on every stripe, several on some: the counts and the sum are the totals of all.
+  @Test func countsAndSumsKeptPerStripeAddUp() async {
+    let registry = MetricsRegistry()
+    let counter = registry.counter("c_total", help: "x")
+    let histogram = registry.histogram("h", help: "x", buckets: [1])
+    await withTaskGroup(of: Void.self) { group in
+      for thread in 0..<(ThreadStripe.count + 3) {
+        group.addTask {
+          ThreadStripe.adopt(thread)
+          for _ in 0..<500 {
+            counter.increment(by: 2)
+            histogram.observe(0.5)
+          }
+        }
+      }
+    }
+    let total = (ThreadStripe.count + 3) * 500
+    #expect(counter.value == 2 * total)
+    #expect(histogram.count == total)
+    let text = registry.render()
+    #expect(text.contains("c_total \(2 * total)\n"))
+    #expect(text.contains(#"h_bucket{le="1"} \#(total)"#))
+    #expect(text.contains("h_sum \(Double(total) * 0.5)\n"))
+  }
+
   @Test func countsAnObservationOnABucketBoundInThatBucket() {
     let registry = MetricsRegistry()
     registry.histogram("h", help: "x", buckets: [0.1, 1]).observe(0.1)

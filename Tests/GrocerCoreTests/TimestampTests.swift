@@ -74,21 +74,34 @@ import Testing
       return await group.reduce(into: []) { $0 += $1 }
     }
     #expect(Set(values).count == 2000)
+    // Threads on one stripe, and on each of the others.
+    let striped = await withTaskGroup(of: [String].self) { group in
+      for stripe in 0..<(2 * ThreadStripe.count) {
+        group.addTask {
+          ThreadStripe.adopt(stripe)
+          return (0..<200).map { _ in first.next() }
+        }
+      }
+      return await group.reduce(into: []) { $0 += $1 }
+    }
+    #expect(Set(striped + values).count == 2000 + 200 * 2 * ThreadStripe.count)
     let second = ProcessUniqueIDs()
     #expect(second.next().split(separator: "-").first != first.next().split(separator: "-").first)
   }
 
   /// Short enough to be an inline `String` (15 bytes) for billions of ids: base 32, 7 + 1 + n.
+  /// Stripe 3 of 8 counts 11, 19, 27, 35, …
   @Test func processUniqueIDsAreShortBase32() {
+    ThreadStripe.adopt(3)
     let ids = ProcessUniqueIDs()
     let first = ids.next()
     let parts = first.split(separator: "-")
     #expect(parts.count == 2)
     #expect(parts[0].utf8.count == 7)
-    #expect(parts[1] == "1")
-    for _ in 2...30 { _ = ids.next() }
-    #expect(ids.next().hasSuffix("-v"))  // 31
-    #expect(ids.next().hasSuffix("-10"))  // 32
+    #expect(parts[1] == "b")  // 11
+    #expect(ids.next().hasSuffix("-j"))  // 19
+    #expect(ids.next().hasSuffix("-r"))  // 27
+    #expect(ids.next().hasSuffix("-13"))  // 35
     #expect(
       first.utf8.allSatisfy {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
