@@ -161,8 +161,7 @@ public struct Router: HTTPResponder {
 
   /// Finds the route, fills `route`, `pathParameters` and `authRequirement`.
   private func resolve(_ request: inout HTTPRequest) -> Resolution {
-    let key = SeenPaths.Key(method: request.method, rawPath: request.rawPath)
-    let known = seen.lookup(key) { match in
+    let known = seen.lookup(method: request.method, rawPath: request.rawPath) { match in
       request.route = match.entry.template
       request.routeIndex = match.entry.index
       request.authRequirement = match.entry.auth
@@ -172,7 +171,9 @@ public struct Router: HTTPResponder {
     if let known { return .handler(known) }
     let resolution = resolveFromTree(&request)
     if case .handler(let entry) = resolution {
-      seen.insert(key, SeenPaths.Match(entry: entry.with { $0 }, parameters: request.pathParameters))
+      seen.insert(
+        method: request.method, rawPath: request.rawPath,
+        SeenPaths.Match(entry: entry.with { $0 }, parameters: request.pathParameters))
     }
     return resolution
   }
@@ -201,11 +202,6 @@ public struct Router: HTTPResponder {
   /// Resolved (method, raw path) pairs, bounded: paths come from clients, so past the bound the
   /// memory is dropped and starts again.
   private final class SeenPaths: Sendable {
-    struct Key: Hashable, Sendable {
-      var method: String
-      var rawPath: String
-    }
-
     final class Match: Sendable {
       let entry: Entry
       let parameters: PathParameters
@@ -217,32 +213,19 @@ public struct Router: HTTPResponder {
     }
 
     static let capacity = 4096
-    /// The matches, held in `owned` and found through `byKey` without a reference count; both
-    /// change only under the write lock, so a match found under the read lock stays alive.
-    struct Table {
-      var owned: [Match] = []
-      var byKey: [Key: Unretained<Match>] = [:]
+
+    /// Read by every request, written once per new path.
+    private let matches = ByteKeyIndex<Match>()
+
+    /// `body` with the match for the path, borrowed; nil if there is none.
+    func lookup<Result>(method: String, rawPath: String, _ body: (Match) -> Result) -> Result? {
+      matches.find(method, rawPath, body)
     }
 
-    /// Read by every request, written once per new path: readers must not wait for each other.
-    private let matches = ReadMostly(Table())
-
-    /// `body` with the match for `key`, under the read lock; nil if there is none.
-    func lookup<Result>(_ key: Key, _ body: (Match) -> Result) -> Result? {
-      matches.read { table in table.byKey[key].map { $0.with(body) } }
-    }
-
-    func insert(_ key: Key, _ match: Match) {
-      guard key.rawPath.utf8.count <= 256 else { return }
-      matches.write { table in
-        if table.byKey[key] != nil { return }
-        if table.owned.count >= Self.capacity {
-          table.owned.removeAll(keepingCapacity: true)
-          table.byKey.removeAll(keepingCapacity: true)
-        }
-        table.owned.append(match)
-        table.byKey[key] = Unretained(match)
-      }
+    func insert(method: String, rawPath: String, _ match: Match) {
+      guard rawPath.utf8.count <= 256 else { return }
+      if matches.count >= Self.capacity { matches.removeAll() }
+      matches.insert(match, method, rawPath)
     }
   }
 

@@ -141,42 +141,47 @@ public final class StockCache: Sendable {
   /// The reply last built for exactly this `query` (the raw query string) at `hub`, if no count
   /// in this shard moved since and its oldest count is still fresh: the hot path's shortcut past
   /// parsing the ids, looking each up and writing the JSON again.
+  ///
+  /// The reply's bytes are copied for the caller: a shared array would be retained and released
+  /// by every request, from every HTTP thread, each time moving its count's cache line between
+  /// the cores (twice the copy's cost, measured on two threads).
   public func rememberedReply(hub: HubID, query: String, now: Date) -> StockReply? {
+    let nowSeconds = now.timeIntervalSinceReferenceDate
+    let ttl = timeToLive
     // The shard borrowed, not retained: every stock lookup comes here, from every HTTP thread.
-    let found = unretainedShards[shardIndex(for: hub)].with { shard -> Memo? in
-      guard let memo = shard.replies.read({ $0.entries[ReplyKey(hub: hub, query: query)] }),
-        memo.epoch == shard.epoch.load(ordering: .acquiring)
-      else { return nil }
-      return memo
+    return unretainedShards[shardIndex(for: hub)].with { shard -> StockReply? in
+      shard.replies.find(hub, query) { memo -> StockReply? in
+        let age = nowSeconds - memo.asOf
+        guard memo.epoch == shard.epoch.load(ordering: .acquiring), age < ttl else { return nil }
+        return StockReply(
+          body: Array(memo.body), asOf: Date(timeIntervalSinceReferenceDate: memo.asOf),
+          maxAge: max(0, Int((ttl - age).rounded(.down))))
+      } ?? nil
     }
-    guard let memo = found else { return nil }
-    let age = now.timeIntervalSinceReferenceDate - memo.asOf
-    guard age < timeToLive else { return nil }
-    return StockReply(
-      body: memo.body, asOf: Date(timeIntervalSinceReferenceDate: memo.asOf),
-      maxAge: max(0, Int((timeToLive - age).rounded(.down))))
   }
 
   /// Remembers `reply`, built from `lookup`, for `rememberedReply` — unless a count moved since
   /// the lookup (then it is already stale and is dropped).
   public func remember(_ reply: StockReply, hub: HubID, query: String, lookup: StockLookup) {
     let shard = shard(for: hub)
-    shard.replies.write { replies in
+    // Writers take `held` first, so the accounting and the index change together.
+    shard.held.withLock { heldByHub in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
       let size = query.utf8.count + reply.body.count
-      var held = replies.held[hub] ?? Remembered.Held()
+      var held = heldByHub[hub] ?? Held()
       if held.count >= Self.maximumRepliesPerHub || held.bytes + size > Self.maximumReplyBytesPerHub {
-        replies.entries = replies.entries.filter { $0.key.hub != hub }
-        held = Remembered.Held()
+        shard.replies.removeAll { $0.hub == hub }
+        held = Held()
       }
-      let memo = Memo(body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
-      if let replaced = replies.entries.updateValue(memo, forKey: ReplyKey(hub: hub, query: query)) {
+      let memo = Memo(
+        hub: hub, body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
+      if let replaced = shard.replies.insert(memo, hub, query) {
         held.bytes -= query.utf8.count + replaced.body.count
         held.count -= 1
       }
       held.bytes += size
       held.count += 1
-      replies.held[hub] = held
+      heldByHub[hub] = held
     }
   }
 
@@ -193,7 +198,10 @@ public final class StockCache: Sendable {
     for shard in shards {
       shard.slots.withLock { $0.removeAll() }
       shard.epoch.add(1, ordering: .acquiringAndReleasing)
-      shard.replies.write { $0 = Remembered() }
+      shard.held.withLock { held in
+        held.removeAll()
+        shard.replies.removeAll()
+      }
     }
   }
 
@@ -223,31 +231,35 @@ public final class StockCache: Sendable {
     /// Bumped by every invalidation in this shard; a remembered reply is good only while the
     /// epoch it was built at is current.
     let epoch = Atomic<UInt64>(0)
-    /// Read by every lookup, written once per new id set: readers must not wait for each other.
-    let replies = ReadMostly(Remembered())
+    /// Remembered replies by hub and raw query: read by every lookup, written once per new id
+    /// set.
+    let replies = ByteKeyIndex<Memo>()
+    /// How many replies each hub holds, and their bytes; writers of `replies` hold its lock.
+    let held = Mutex<[HubID: Held]>([:])
   }
 
-  /// A shard's remembered replies by hub and raw query (one dictionary: a lookup is one hash and
-  /// no copy of a per-hub table), and how many each hub holds.
-  struct Remembered: Sendable {
-    struct Held: Sendable {
-      var count = 0
-      var bytes = 0
+  struct Held: Sendable {
+    var count = 0
+    var bytes = 0
+  }
+
+  /// A reply's bytes in memory of its own (no reference count to take when they are read).
+  final class Memo: @unchecked Sendable {
+    let hub: HubID
+    let body: UnsafeBufferPointer<UInt8>
+    let asOf: Double
+    let epoch: UInt64
+
+    init(hub: HubID, body: [UInt8], asOf: Double, epoch: UInt64) {
+      self.hub = hub
+      let bytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: body.count)
+      _ = bytes.initialize(from: body)
+      self.body = UnsafeBufferPointer(bytes)
+      self.asOf = asOf
+      self.epoch = epoch
     }
 
-    var entries: [ReplyKey: Memo] = [:]
-    var held: [HubID: Held] = [:]
-  }
-
-  struct ReplyKey: Hashable, Sendable {
-    var hub: HubID
-    var query: String
-  }
-
-  struct Memo: Sendable {
-    var body: [UInt8]
-    var asOf: Double
-    var epoch: UInt64
+    deinit { body.deallocate() }
   }
 }
 
