@@ -57,11 +57,14 @@ func measure(threads: Int) -> Double {
   let failures = Mutex(0)
   for thread in 0..<threads {
     done.enter()
+    // Each thread its own copies, as the transport makes each request's strings from its own
+    // buffer: shared ones would have every request retain strings the other thread retains.
+    let own = targets.map { String(decoding: Array($0.utf8), as: UTF8.self) }
     Thread {
       begin.wait()
       var answered = 0
       for index in 0..<perThread {
-        let target = targets[(index + thread * 7) % targets.count]
+        let target = own[(index + thread * 7) % own.count]
         var request = HTTPRequest(method: "GET", target: target, headers: headers)
         if let response = router.respondImmediately(to: &request), response.status == 200 { answered += 1 }
       }
