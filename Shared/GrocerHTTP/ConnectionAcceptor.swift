@@ -42,6 +42,11 @@ final class DaemonLoad: Sendable {
     }
   }
 
+  /// `daemon`'s place in start order, or nil.
+  func index(of daemon: OpaquePointer?) -> Int? {
+    entries.withLock { entries in entries.firstIndex { $0.daemon.pointer == daemon } }
+  }
+
   /// Connections held by each daemon, in start order.
   var perDaemon: [Int] { entries.withLock { $0.map(\.open) } }
 }

@@ -37,8 +37,9 @@ public final class HTTPServer: LifecycleService {
     let connections = ConnectionGuard(
       requestTimeoutSeconds: configuration.connectionTimeoutSeconds, limit: configuration.connectionLimit)
     self.core = ServerCore(
-      responder: responder, logger: logger, maxBodyBytes: configuration.maxBodyBytes, connections: connections
-    )
+      responder: responder, logger: logger, maxBodyBytes: configuration.maxBodyBytes,
+      connections: connections,
+      yieldEvery: configuration.yieldEvery)
   }
 
   /// The port the server is bound to (the ephemeral one when configured with 0); 0 before start.

@@ -61,17 +61,25 @@ final class ServerCore: Sendable {
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
   private let inFlight = Atomic<Int>(0)
+  /// `HTTPServerConfiguration.yieldEvery`.
+  let yieldEvery: Int
+  /// Responses queued, per transport thread (each takes a stripe of its own).
+  private let answered = StripedCounter()
 
   /// How much of a streamed (chunked) body over the limit is read and dropped so the client still
   /// gets its 413; beyond this the connection is closed. A declared `Content-Length` over the
   /// limit is refused before any of the body is read.
   static let maxDiscardedBytes = 1 << 20
 
-  init(responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int, connections: ConnectionGuard) {
+  init(
+    responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int, connections: ConnectionGuard,
+    yieldEvery: Int = 0
+  ) {
     self.responder = responder
     self.logger = logger
     self.maxBodyBytes = maxBodyBytes
     self.connections = connections
+    self.yieldEvery = yieldEvery
   }
 
   /// Async requests accepted and not yet completed by MHD.
@@ -86,6 +94,10 @@ final class ServerCore: Sendable {
       // The first call only announces the headers; answering now would cost keep-alive, so only
       // an oversized declared body is refused here (MHD then closes without reading it).
       context.phase = .readingBody
+      if !ThreadStripe.isAssigned {
+        // This MHD thread's first request: its own stripe, so no other transport thread shares it.
+        ThreadStripe.adopt(load.index(of: grocer_mhd_connection_daemon(connection)) ?? 0)
+      }
       if let method, !Self.isToken(method) {
         context.phase = .answered
         connections.requestRead(context.connectionState)
@@ -314,6 +326,7 @@ final class ServerCore: Sendable {
     }
     let result = MHD_queue_response(connection, UInt32(clamping: response.status), created)
     MHD_destroy_response(created)
+    if yieldEvery > 0 && answered.add(1).value % yieldEvery == 0 { sched_yield() }
     return result
   }
 }

@@ -41,7 +41,7 @@ final class Gate: Sendable {
 @Suite(.serialized) struct HTTPServerTests {
   static func server(
     idleTimeout: Int = 5, grace: Duration = .seconds(5), gate: Gate = Gate(),
-    asyncDelay: Duration = .milliseconds(20)
+    asyncDelay: Duration = .milliseconds(20), yieldEvery: Int = 8
   ) async throws -> HTTPServer {
     var router = Router(middleware: [RequestIDMiddleware()], logger: .discarding())
     router.get("/sync", .sync { _ in .text("sync") })
@@ -71,10 +71,32 @@ final class Gate: Sendable {
         }
       })
     let configuration = HTTPServerConfiguration(
-      port: 0, threadPoolSize: 2, connectionTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace)
+      port: 0, threadPoolSize: 2, connectionTimeoutSeconds: idleTimeout, shutdownGracePeriod: grace,
+      yieldEvery: yieldEvery)
     let server = HTTPServer(configuration: configuration, responder: router, logger: .discarding())
     try await server.start()
     return server
+  }
+
+  /// Yielding the core is a courtesy to other threads, not a change in what is answered: a
+  /// server that yields after every response and one that never does answer alike.
+  @Test(arguments: [0, 1, 3])
+  func answersAreTheSameHoweverOftenTheTransportYields(yieldEvery: Int) async throws {
+    let server = try await Self.server(yieldEvery: yieldEvery)
+    let port = server.port
+    let answers = try await blocking {
+      try exchange(port, [get("/sync"), get("/async"), get("/callback"), get("/sync"), get("/names/x?q=1")])
+    }
+    #expect(answers.map { $0?.status } == [200, 200, 200, 200, 200])
+    #expect(answers.map { $0?.body } == ["sync", "async", "callback", "sync", "x|1|q=1"])
+    await server.shutdown()
+  }
+
+  @Test func theYieldIsReadFromSettings() {
+    #expect(HTTPServerConfiguration().yieldEvery == 8)
+    #expect(HTTPServerConfiguration(settings: Settings(["GROCER_HTTP_YIELD_EVERY": "3"])).yieldEvery == 3)
+    #expect(HTTPServerConfiguration(settings: Settings(["GROCER_HTTP_YIELD_EVERY": "0"])).yieldEvery == 0)
+    #expect(HTTPServerConfiguration(yieldEvery: -4).yieldEvery == 0)
   }
 
   @Test func syncAndAsyncHandlersAnswerOnOneKeptAliveConnection() async throws {
