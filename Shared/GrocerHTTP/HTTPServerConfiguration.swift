@@ -10,7 +10,7 @@ public struct HTTPServerConfiguration: Sendable {
   /// Worker threads (one MHD daemon each; the acceptor gives each new connection to the one
   /// holding the fewest), each polling its own share of connections; default one per core, as
   /// nginx's `worker_processes auto`. Measured on 2 cores with the stock lookup against nginx,
-  /// taking turns in the same run: 2 threads gave 0.74–0.90× nginx's requests/s with p99
+  /// taking turns in the same run, before the threads yielded (`yieldEvery`): 2 threads gave 0.74–0.90× nginx's requests/s with p99
   /// 4.5–4.9 ms at 64 connections and 7.0–7.4 ms at 256; 4 threads 0.93–1.04× but p99 5.2–9.0
   /// and 10.8–12.0 ms (more runnable threads than cores: each waits longer for its turn, and
   /// its connections with it). `GROCER_HTTP_THREADS=4` trades that tail for throughput.
@@ -39,10 +39,11 @@ public struct HTTPServerConfiguration: Sendable {
   /// sleep, and a thread that never sleeps keeps its core until the scheduler's slice ends:
   /// whatever shares the core (the other services and the broker on a small machine, a load
   /// generator) waits milliseconds for its turn, and the requests it would send or answer with
-  /// it. Measured on 2 cores, stock lookups at 64 connections with wrk on the same cores: p99
-  /// 5.9–6.8 ms never yielding, 1.5–1.7 ms yielding every 8 (and 1.09× the requests/s), 2.3 ms
-  /// every 32. With nothing else runnable the call returns at once: one system call per 8
-  /// requests.
+  /// it. Measured on 2 cores, stock lookups with wrk on the same cores (`Benchmarks/stock-lookup`):
+  /// at 64 connections p99 5.8 ms never yielding, 1.6–2.0 ms yielding every 8 (three runs, with
+  /// 0.89–0.98× nginx's requests/s against 0.93×); at 256, 7.6 against 5.0–7.0 ms. Every 4 and
+  /// every 32 did no better. With nothing else runnable the call returns at once: one system
+  /// call per 8 requests.
   public var yieldEvery: Int
 
   public init(
