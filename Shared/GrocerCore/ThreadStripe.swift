@@ -15,7 +15,7 @@ import Synchronization
 /// request touched. Each stripe's state sits on cache lines of its own (`lineBytes` apart).
 ///
 /// A thread gets its stripe on first use, in turn, or adopts one (each HTTP transport thread
-/// takes its own, so two of them never share). Threads may share a stripe when there are more
+/// takes its daemon's index, so up to `count` of them never share). Threads may share a stripe when there are more
 /// threads than stripes: striped state stays correct (atomics, locks), only slower.
 public enum ThreadStripe {
   /// Stripes in all (a power of two).
