@@ -10,10 +10,11 @@ public struct HTTPServerConfiguration: Sendable {
   /// Worker threads (one MHD daemon each; the acceptor gives each new connection to the one
   /// holding the fewest), each polling its own share of connections; default one per core, as
   /// nginx's `worker_processes auto`. Measured on 2 cores with the stock lookup against nginx,
-  /// taking turns in the same run, before the threads yielded (`yieldEvery`): 2 threads gave 0.74–0.90× nginx's requests/s with p99
-  /// 4.5–4.9 ms at 64 connections and 7.0–7.4 ms at 256; 4 threads 0.93–1.04× but p99 5.2–9.0
-  /// and 10.8–12.0 ms (more runnable threads than cores: each waits longer for its turn, and
-  /// its connections with it). `GROCER_HTTP_THREADS=4` trades that tail for throughput.
+  /// taking turns in the same run, before the threads yielded (`yieldEvery`): 2 threads gave
+  /// 0.74–0.90× nginx's requests/s with p99 4.5–4.9 ms at 64 connections and 7.0–7.4 ms at
+  /// 256; 4 threads 0.93–1.04× but p99 5.2–9.0 and 10.8–12.0 ms (more runnable threads than
+  /// cores: each waits longer for its turn, and its connections with it).
+  /// `GROCER_HTTP_THREADS=4` trades that tail for throughput.
   public var threadPoolSize: Int
   /// Connections held at once. Past it the oldest connection waiting for a request is closed to
   /// make room (a new one is refused only when all are busy), so idle connections cannot lock
@@ -34,16 +35,18 @@ public struct HTTPServerConfiguration: Sendable {
   public var connectionMemoryLimit: Int
   /// How long `shutdown` waits for async handlers in flight before answering them with 503.
   public var shutdownGracePeriod: Duration
-  /// A transport thread gives up its core (`sched_yield`) after answering this many requests; 0
-  /// never. Under load MHD's poll loop always finds a request waiting, so its threads never
-  /// sleep, and a thread that never sleeps keeps its core until the scheduler's slice ends:
-  /// whatever shares the core (the other services and the broker on a small machine, a load
-  /// generator) waits milliseconds for its turn, and the requests it would send or answer with
-  /// it. Measured on 2 cores, stock lookups with wrk on the same cores (`Benchmarks/stock-lookup`):
-  /// at 64 connections p99 5.8 ms never yielding, 1.6–2.0 ms yielding every 8 (three runs, with
-  /// 0.89–0.98× nginx's requests/s against 0.93×); at 256, 7.6 against 5.0–7.0 ms. Every 4 and
-  /// every 32 did no better. With nothing else runnable the call returns at once: one system
-  /// call per 8 requests.
+  /// A transport thread gives up its core (`sched_yield`) when it has answered this many
+  /// requests without sleeping once; 0 never. Under load MHD's poll loop always finds a request
+  /// waiting, so its threads never sleep, and a thread that never sleeps keeps its core until the
+  /// scheduler's slice ends: whatever shares the core (the other services and the broker on a
+  /// small machine, a load generator) waits milliseconds for its turn, and the requests it would
+  /// send or answer with it. Measured on 2 cores, stock lookups with wrk on the same cores
+  /// (`Benchmarks/stock-lookup`): at 64 connections p99 5.8 ms never yielding, 1.6–2.0 ms
+  /// yielding every 8 (three runs, with 0.89–0.98× nginx's requests/s against 0.93×); at 256,
+  /// 7.6 against 5.0–7.0 ms. A thread that sleeps between requests is not made to yield: it
+  /// gives way by itself, and yielding it too made the tracking benchmark's requests wait behind
+  /// the service's busy executor threads (POST p99 5.5–19.5 ms against 5.3–7.5 never yielding).
+  /// See `TransportYield`.
   public var yieldEvery: Int
 
   public init(

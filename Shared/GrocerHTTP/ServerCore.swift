@@ -61,10 +61,8 @@ final class ServerCore: Sendable {
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
   private let inFlight = Atomic<Int>(0)
-  /// `HTTPServerConfiguration.yieldEvery`.
-  let yieldEvery: Int
-  /// Responses queued, per transport thread (each takes a stripe of its own).
-  private let answered = StripedCounter()
+  /// Gives a transport thread's core away now and then (`HTTPServerConfiguration.yieldEvery`).
+  private let yielding: TransportYield
 
   /// How much of a streamed (chunked) body over the limit is read and dropped so the client still
   /// gets its 413; beyond this the connection is closed. A declared `Content-Length` over the
@@ -79,7 +77,7 @@ final class ServerCore: Sendable {
     self.logger = logger
     self.maxBodyBytes = maxBodyBytes
     self.connections = connections
-    self.yieldEvery = yieldEvery
+    self.yielding = TransportYield(every: yieldEvery)
   }
 
   /// Async requests accepted and not yet completed by MHD.
@@ -326,7 +324,7 @@ final class ServerCore: Sendable {
     }
     let result = MHD_queue_response(connection, UInt32(clamping: response.status), created)
     MHD_destroy_response(created)
-    if yieldEvery > 0 && answered.add(1).value % yieldEvery == 0 { sched_yield() }
+    yielding.responded()
     return result
   }
 }
