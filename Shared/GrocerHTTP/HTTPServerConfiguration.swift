@@ -41,12 +41,13 @@ public struct HTTPServerConfiguration: Sendable {
   /// scheduler's slice ends: whatever shares the core (the other services and the broker on a
   /// small machine, a load generator) waits milliseconds for its turn, and the requests it would
   /// send or answer with it. Measured on 2 cores, stock lookups with wrk on the same cores
-  /// (`Benchmarks/stock-lookup`): at 64 connections p99 5.8 ms never yielding, 1.6–2.0 ms
-  /// yielding every 8 (three runs, with 0.89–0.98× nginx's requests/s against 0.93×); at 256,
-  /// 7.6 against 5.0–7.0 ms. A thread that sleeps between requests is not made to yield: it
+  /// (`Benchmarks/stock-lookup`, four runs each): at 64 connections p99 5.8 ms never yielding,
+  /// 1.4–3.1 ms yielding every 32 (0.89–0.95× nginx's requests/s); at 256, 0.86–0.96× with p99
+  /// 6.2–7.2 ms, as never yielding (0.89–0.94×, 7.7–8.3 ms). Every 8 did as well at 64 but cost
+  /// at 256 (0.73–0.91×, p99 up to 11 ms): with 128 connections a thread waits longer for its
+  /// core once it gives it away. A thread that sleeps between requests is not made to yield: it
   /// gives way by itself, and yielding it too made the tracking benchmark's requests wait behind
-  /// the service's busy executor threads (POST p99 5.5–19.5 ms against 5.3–7.5 never yielding).
-  /// See `TransportYield`.
+  /// the service's busy executor threads. See `TransportYield`.
   public var yieldEvery: Int
 
   public init(
@@ -55,7 +56,7 @@ public struct HTTPServerConfiguration: Sendable {
     connectionLimit: Int = 10_000, connectionTimeoutSeconds: Int = 15,
     maxBodyBytes: Int = BodyLimit.defaultBytes,
     connectionMemoryLimit: Int = 8 * 1024, shutdownGracePeriod: Duration = .seconds(10),
-    yieldEvery: Int = 8
+    yieldEvery: Int = 32
   ) {
     self.host = host
     self.port = port

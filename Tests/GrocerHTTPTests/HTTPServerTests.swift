@@ -41,7 +41,7 @@ final class Gate: Sendable {
 @Suite(.serialized) struct HTTPServerTests {
   static func server(
     idleTimeout: Int = 5, grace: Duration = .seconds(5), gate: Gate = Gate(),
-    asyncDelay: Duration = .milliseconds(20), yieldEvery: Int = 8
+    asyncDelay: Duration = .milliseconds(20), yieldEvery: Int = 32
   ) async throws -> HTTPServer {
     var router = Router(middleware: [RequestIDMiddleware()], logger: .discarding())
     router.get("/sync", .sync { _ in .text("sync") })
@@ -93,7 +93,7 @@ final class Gate: Sendable {
   }
 
   @Test func theYieldIsReadFromSettings() {
-    #expect(HTTPServerConfiguration().yieldEvery == 8)
+    #expect(HTTPServerConfiguration().yieldEvery == 32)
     #expect(HTTPServerConfiguration(settings: Settings(["GROCER_HTTP_YIELD_EVERY": "3"])).yieldEvery == 3)
     #expect(HTTPServerConfiguration(settings: Settings(["GROCER_HTTP_YIELD_EVERY": "0"])).yieldEvery == 0)
     #expect(HTTPServerConfiguration(yieldEvery: -4).yieldEvery == 0)
