@@ -69,7 +69,7 @@ public final class TimeOrderedIDs: IDGenerator {
 /// meet. Ids are unique, not in order across threads.
 public final class ProcessUniqueIDs: IDGenerator {
   private let prefix: UInt64
-  private let counter = StripedCounter()
+  private let counter = StripedWords()
 
   static let prefixDigits = 7
 

@@ -97,13 +97,13 @@ public final class MetricsRegistry: Sendable {
 /// A value that only goes up. Kept per `ThreadStripe`: every HTTP request counts one, from
 /// every transport thread.
 public final class Counter: Sendable {
-  @usableFromInline let storage = StripedCounter()
+  @usableFromInline let storage = StripedWords()
   init() {}
   /// Inlinable: the HTTP hot path counts every request, and a call into this module from
   /// another takes a reference count on the counter first.
   @inlinable
   public func increment(by amount: Int = 1) { storage.add(amount) }
-  public var value: Int { storage.total }
+  public var value: Int { storage.total() }
 }
 
 /// A value that goes up and down.
@@ -129,23 +129,11 @@ public final class Histogram: @unchecked Sendable {
   @usableFromInline let buckets: [Double]
   /// Per stripe: one count per bucket (not cumulative), the count of all observations, then the
   /// sum's bit pattern (a `Double`, updated by compare-and-exchange).
-  @usableFromInline let base: UnsafeMutableRawPointer
-  @usableFromInline let stride: Int
+  @usableFromInline let storage: StripedWords
 
   init(buckets: [Double]) {
     self.buckets = buckets
-    (base, stride) = ThreadStripe.allocate(
-      bytesPerStripe: (buckets.count + 2) * MemoryLayout<Atomic<Int>>.stride)
-    for stripe in 0..<ThreadStripe.count {
-      let words = (base + stripe * stride).bindMemory(to: Atomic<Int>.self, capacity: buckets.count + 2)
-      for index in 0..<(buckets.count + 2) { (words + index).initialize(to: Atomic(0)) }
-    }
-  }
-
-  deinit { base.deallocate() }
-
-  @usableFromInline func words(_ stripe: Int) -> UnsafeMutablePointer<Atomic<Int>> {
-    (base + stripe * stride).assumingMemoryBound(to: Atomic<Int>.self)
+    storage = StripedWords(perStripe: buckets.count + 2)
   }
 
   /// A sum kept in an `Int` word as the `Double`'s bit pattern.
@@ -157,7 +145,7 @@ public final class Histogram: @unchecked Sendable {
   /// Inlinable, as `Counter.increment` is.
   @inlinable
   public func observe(_ value: Double) {
-    let words = words(ThreadStripe.current)
+    let words = storage.words(ThreadStripe.current)
     if let index = buckets.firstIndex(where: { value <= $0 }) {
       words[index].add(1, ordering: .relaxed)
     }
@@ -172,19 +160,14 @@ public final class Histogram: @unchecked Sendable {
     words[buckets.count].add(1, ordering: .relaxed)
   }
 
-  public var count: Int {
-    (0..<ThreadStripe.count).reduce(0) { $0 + words($1)[buckets.count].load(ordering: .relaxed) }
-  }
+  public var count: Int { storage.total(at: buckets.count) }
 
   /// The per-bucket counts, the sum and the count, read one by one (an observation that lands
   /// meanwhile may show in some and not others; the total is read last and kept ≥ the buckets').
   private var snapshot: (counts: [Int], sum: Double, count: Int) {
-    var perBucket = [Int](repeating: 0, count: buckets.count)
-    var sum = 0.0
-    for stripe in 0..<ThreadStripe.count {
-      let words = words(stripe)
-      for index in 0..<buckets.count { perBucket[index] += words[index].load(ordering: .relaxed) }
-      sum += Self.double(words[buckets.count + 1].load(ordering: .relaxed))
+    let perBucket = (0..<buckets.count).map { storage.total(at: $0) }
+    let sum = (0..<ThreadStripe.count).reduce(0.0) {
+      $0 + Self.double(storage.words($1)[buckets.count + 1].load(ordering: .relaxed))
     }
     return (perBucket, sum, max(count, perBucket.reduce(0, +)))
   }

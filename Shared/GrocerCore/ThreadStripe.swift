@@ -66,35 +66,42 @@ public enum ThreadStripe {
   }
 }
 
-/// An `Int` counter kept per stripe: adding touches only the calling thread's stripe, reading
-/// sums them (a read is not a snapshot of one instant, as with any counter read while others add).
-public struct StripedCounter: ~Copyable, @unchecked Sendable {
+/// `perStripe` atomic `Int` words for every stripe (counters, a histogram's buckets, a thread's
+/// last reading), each stripe on cache lines of its own. A thread adds to its stripe's words;
+/// totals sum every stripe's (not a snapshot of one instant, as with any counter read while
+/// others add).
+public struct StripedWords: ~Copyable, @unchecked Sendable {
   @usableFromInline let base: UnsafeMutableRawPointer
   @usableFromInline let stride: Int
 
-  public init() {
-    (base, stride) = ThreadStripe.allocate(bytesPerStripe: MemoryLayout<Atomic<Int>>.stride)
+  /// All words start at 0.
+  public init(perStripe: Int = 1) {
+    (base, stride) = ThreadStripe.allocate(bytesPerStripe: perStripe * MemoryLayout<Atomic<Int>>.stride)
     for stripe in 0..<ThreadStripe.count {
-      (base + stripe * stride).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(0))
+      let words = (base + stripe * stride).bindMemory(to: Atomic<Int>.self, capacity: perStripe)
+      for index in 0..<perStripe { (words + index).initialize(to: Atomic(0)) }
     }
   }
 
   deinit { base.deallocate() }
 
-  @usableFromInline func slot(_ stripe: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+  /// The words of `stripe`.
+  @inlinable
+  public func words(_ stripe: Int) -> UnsafeMutablePointer<Atomic<Int>> {
     (base + stripe * stride).assumingMemoryBound(to: Atomic<Int>.self)
   }
 
-  /// Adds `amount` on the calling thread's stripe and returns that stripe's new value.
+  /// Adds `amount` to word `index` of the calling thread's stripe; returns the stripe and that
+  /// word's new value.
   @inlinable
   @discardableResult
-  public func add(_ amount: Int) -> (stripe: Int, value: Int) {
+  public func add(_ amount: Int, at index: Int = 0) -> (stripe: Int, value: Int) {
     let stripe = ThreadStripe.current
-    return (stripe, slot(stripe).pointee.add(amount, ordering: .relaxed).newValue)
+    return (stripe, words(stripe)[index].add(amount, ordering: .relaxed).newValue)
   }
 
-  /// The sum over every stripe.
-  public var total: Int {
-    (0..<ThreadStripe.count).reduce(0) { $0 + slot($1).pointee.load(ordering: .relaxed) }
+  /// Word `index` summed over every stripe.
+  public func total(at index: Int = 0) -> Int {
+    (0..<ThreadStripe.count).reduce(0) { $0 + words($1)[index].load(ordering: .relaxed) }
   }
 }

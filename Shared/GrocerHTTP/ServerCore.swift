@@ -71,7 +71,7 @@ final class ServerCore: Sendable {
 
   init(
     responder: any HTTPResponder, logger: Logger, maxBodyBytes: Int, connections: ConnectionGuard,
-    yieldEvery: Int = 0
+    yieldEvery: Int
   ) {
     self.responder = responder
     self.logger = logger

@@ -6,41 +6,25 @@ import Synchronization
 #endif
 
 /// Gives a transport thread's core away (`sched_yield`) when the thread has answered `every`
-/// responses without sleeping once.
-///
-/// Under load MHD's poll loop always finds a request waiting, so its threads never sleep, and a
-/// thread that never sleeps keeps its core until the scheduler's slice ends: whatever shares the
-/// core waits that long. A thread that does sleep gives way by itself, and yielding it as well
-/// only made what it serves wait behind busy neighbours (the tracking service at 2,000 requests
-/// per second, its executor threads a core's worth of work beside it). So every `every`
-/// responses the thread reads its count of voluntary context switches (`getrusage`) and yields
-/// only if it has not gone up since the last look.
+/// responses without sleeping once (why, and what it measured: `HTTPServerConfiguration.yieldEvery`).
+/// Every `every` responses the thread reads its count of voluntary context switches
+/// (`getrusage`) and yields only if it has not gone up since the last look: a thread that
+/// sleeps gives way by itself.
 struct TransportYield: ~Copyable, @unchecked Sendable {
   let every: Int
   /// Per `ThreadStripe` (each transport thread has its own): responses queued, then the
   /// thread's voluntary context switches at the last look.
-  private let base: UnsafeMutableRawPointer
-  private let stride: Int
+  private let state = StripedWords(perStripe: 2)
 
-  init(every: Int) {
-    self.every = max(0, every)
-    (base, stride) = ThreadStripe.allocate(bytesPerStripe: 2 * MemoryLayout<Atomic<Int>>.stride)
-    for stripe in 0..<ThreadStripe.count {
-      let words = (base + stripe * stride).bindMemory(to: Atomic<Int>.self, capacity: 2)
-      words.initialize(to: Atomic(0))
-      (words + 1).initialize(to: Atomic(-1))
-    }
-  }
-
-  deinit { base.deallocate() }
+  init(every: Int) { self.every = max(0, every) }
 
   /// Call once a response is queued, on the transport thread that queued it.
   func responded() {
     guard every > 0 else { return }
-    let words = (base + ThreadStripe.current * stride).assumingMemoryBound(to: Atomic<Int>.self)
-    guard words[0].add(1, ordering: .relaxed).newValue % every == 0 else { return }
+    let (stripe, answered) = state.add(1)
+    guard answered % every == 0 else { return }
     let switches = Self.voluntarySwitches()
-    if words[1].exchange(switches, ordering: .relaxed) == switches { sched_yield() }
+    if state.words(stripe)[1].exchange(switches, ordering: .relaxed) == switches { sched_yield() }
   }
 
   /// The calling thread's voluntary context switches so far (a yield that hands the core over

@@ -36,10 +36,10 @@ import Testing
   }
 
   final class Shared: Sendable {
-    let counter = StripedCounter()
+    let counter = StripedWords()
   }
 
-  @Test func aStripedCounterAddsOnTheCallersStripeAndSumsThemAll() async {
+  @Test func stripedWordsAddOnTheCallersStripeAndSumsThemAll() async {
     let shared = Shared()
     ThreadStripe.adopt(3)
     #expect(shared.counter.add(4) == (stripe: 3, value: 4))
@@ -52,7 +52,7 @@ import Testing
         }
       }
     }
-    #expect(shared.counter.total == 5 + (ThreadStripe.count + 4) * 1_000)
+    #expect(shared.counter.total() == 5 + (ThreadStripe.count + 4) * 1_000)
   }
 
   @Test func stripesAreALineApartAndAligned() {
