@@ -10,7 +10,7 @@ CONFIGURATION ?= release
 BIN_DIR ?= $(CURDIR)/.build/$(CONFIGURATION)
 DEPLOY := deploy/local
 RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
-SOURCES := Package.swift Shared Services Tests Benchmarks
+SOURCES := Package.swift Shared Services Tools Tests Benchmarks
 
 # If swift is not on PATH, use the toolchain at /opt/swift (fresh machines of our kind).
 ifeq ($(shell command -v $(SWIFT) 2>/dev/null),)
@@ -39,7 +39,7 @@ deps:
 # SwiftPM does not rebuild a module two hops away from a change that only touches private stored
 # properties (the layout moves, the interface does not): an executable built against the old
 # layout crashes at start. Executables are one thin main.swift each, so they are always rebuilt.
-EXECUTABLE_MAINS := $(wildcard Services/*/Sources/*/main.swift Shared/Tools/*/main.swift Benchmarks/*/Sources/main.swift)
+EXECUTABLE_MAINS := $(wildcard Services/*/Sources/*/main.swift Tools/*/main.swift Benchmarks/*/Sources/main.swift)
 
 build: deps
 	@touch $(EXECUTABLE_MAINS)

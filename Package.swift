@@ -23,135 +23,191 @@ let package = Package(
     .systemLibrary(name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl"),
     .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl"),
 
-    // The shared foundation.
+    // The shared foundation. Vocabulary (money, ids, the event envelope, clocks, JSON) depends
+    // on nothing; the fast-path primitives and the runtime (logs, metrics, lifecycle) sit on it.
     .target(name: "GrocerCore", path: "Shared/GrocerCore"),
-    .target(name: "GrocerHTTP", dependencies: ["GrocerCore", "CMicroHTTPD"], path: "Shared/GrocerHTTP"),
-    .target(name: "GrocerAMQP", dependencies: ["GrocerCore", "CRabbitMQ"], path: "Shared/GrocerAMQP"),
-    .target(name: "GrocerStorage", dependencies: ["GrocerCore", "CSQLite"], path: "Shared/GrocerStorage"),
-    .target(name: "GrocerAuth", dependencies: ["GrocerCore", "COpenSSL"], path: "Shared/GrocerAuth"),
+    .target(name: "GrocerFastPath", dependencies: ["GrocerCore"], path: "Shared/GrocerFastPath"),
     .target(
-      name: "GrocerHTTPClient", dependencies: ["GrocerCore", "CCurl"], path: "Shared/GrocerHTTPClient"),
+      name: "GrocerRuntime", dependencies: ["GrocerCore", "GrocerFastPath"], path: "Shared/GrocerRuntime"),
+    // HTTP's interface (request, response, router, middleware, errors; no C), apart from the
+    // libmicrohttpd server and from the in-process test client.
+    .target(
+      name: "GrocerHTTP", dependencies: ["GrocerCore", "GrocerFastPath", "GrocerRuntime"],
+      path: "Shared/GrocerHTTP"),
+    .target(
+      name: "GrocerHTTPServer",
+      dependencies: ["GrocerHTTP", "GrocerCore", "GrocerFastPath", "GrocerRuntime", "CMicroHTTPD"],
+      path: "Shared/GrocerHTTPServer"),
+    .target(
+      name: "GrocerHTTPTesting", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Shared/GrocerHTTPTesting"),
+    .target(
+      name: "GrocerAMQP", dependencies: ["GrocerCore", "GrocerFastPath", "GrocerRuntime", "CRabbitMQ"],
+      path: "Shared/GrocerAMQP"),
+    .target(
+      name: "GrocerStorage", dependencies: ["GrocerCore", "GrocerRuntime", "CSQLite"],
+      path: "Shared/GrocerStorage"),
+    .target(
+      name: "GrocerAuth", dependencies: ["GrocerCore", "GrocerRuntime", "COpenSSL"], path: "Shared/GrocerAuth"
+    ),
+    .target(
+      name: "GrocerHTTPClient", dependencies: ["GrocerCore", "GrocerRuntime", "CCurl"],
+      path: "Shared/GrocerHTTPClient"),
     // What services say to each other: event payloads, request/reply messages, shared values.
     .target(name: "GrocerContracts", dependencies: ["GrocerCore"], path: "Shared/GrocerContracts"),
-    .executableTarget(
-      name: "grocer-token", dependencies: ["GrocerCore", "GrocerAuth"], path: "Shared/Tools/grocer-token"),
-    // The operators' command (`grocer`): its commands live in GrocerOps, tested in-process.
+
+    // The operators' and traffic tools (Tools/ → Services/ → Shared/): `grocer` (its commands,
+    // the tracking simulator and the push load tool live in GrocerOps, tested in-process) and
+    // `grocer-token`.
     .target(
       name: "GrocerOps",
       dependencies: [
-        "GrocerCore", "GrocerAuth", "GrocerAMQP", "GrocerContracts", "GrocerHTTPClient", "StockService",
-        "TrackingService", "NotifyGateway",
+        "GrocerCore", "GrocerRuntime", "GrocerAuth", "GrocerAMQP", "GrocerContracts", "GrocerHTTPClient",
+        "GrocerStorage", "StockService", "TrackingService", "NotifyGateway", "APNsSimulator",
       ],
-      path: "Shared/Tools/GrocerOps"),
+      path: "Tools/GrocerOps"),
     .executableTarget(
-      name: "grocer", dependencies: ["GrocerOps", "GrocerCore"], path: "Shared/Tools/grocer"),
+      name: "grocer", dependencies: ["GrocerOps", "GrocerCore", "GrocerRuntime"], path: "Tools/grocer"),
+    .executableTarget(
+      name: "grocer-token", dependencies: ["GrocerCore", "GrocerRuntime", "GrocerAuth"],
+      path: "Tools/grocer-token"),
 
     // Benchmarks (commands, not tests; `make bench` runs Benchmarks/*/run.sh).
     .executableTarget(
-      name: "grocer-bench-relay", dependencies: ["GrocerCore", "GrocerStorage", "GrocerAMQP"],
+      name: "grocer-bench-relay",
+      dependencies: ["GrocerCore", "GrocerRuntime", "GrocerStorage", "GrocerAMQP"],
       path: "Benchmarks/outbox-relay/Sources"),
 
     .executableTarget(
-      name: "grocer-bench-stock-path", dependencies: ["StockService", "GrocerHTTP", "GrocerCore"],
+      name: "grocer-bench-stock-path",
+      dependencies: ["StockService", "GrocerHTTP", "GrocerCore", "GrocerFastPath", "GrocerRuntime"],
       path: "Benchmarks/stock-lookup/Sources"),
 
     .executableTarget(
-      name: "grocer-bench-cart-store", dependencies: ["CartService", "GrocerContracts", "GrocerCore"],
+      name: "grocer-bench-cart-store",
+      dependencies: ["CartService", "GrocerContracts", "GrocerCore", "GrocerRuntime"],
       path: "Benchmarks/cart/Sources"),
 
     // StockService.
     .target(
       name: "StockService",
       dependencies: [
-        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/StockService/Sources/StockService"),
     .executableTarget(
-      name: "stock-service", dependencies: ["StockService", "GrocerCore"],
+      name: "stock-service", dependencies: ["StockService", "GrocerCore", "GrocerRuntime"],
       path: "Services/StockService/Sources/stock-service"),
 
     // CartService.
     .target(
       name: "CartService",
       dependencies: [
-        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/CartService/Sources/CartService"),
     .executableTarget(
-      name: "cart-service", dependencies: ["CartService", "GrocerCore"],
+      name: "cart-service", dependencies: ["CartService", "GrocerCore", "GrocerRuntime"],
       path: "Services/CartService/Sources/cart-service"),
 
     // OrderService.
     .target(
       name: "OrderService",
       dependencies: [
-        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/OrderService/Sources/OrderService"),
     .executableTarget(
-      name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth"],
+      name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth", "GrocerRuntime"],
       path: "Services/OrderService/Sources/order-service"),
 
     // TrackingService.
     .target(
       name: "TrackingService",
       dependencies: [
-        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/TrackingService/Sources/TrackingService"),
     .executableTarget(
-      name: "tracking-service", dependencies: ["TrackingService", "GrocerCore"],
+      name: "tracking-service", dependencies: ["TrackingService", "GrocerCore", "GrocerRuntime"],
       path: "Services/TrackingService/Sources/tracking-service"),
 
     // NotifyGateway.
     .target(
       name: "NotifyGateway",
       dependencies: [
-        "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
-        "GrocerHTTPClient",
+        "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerHTTPClient", "APNsSimulator",
       ],
       path: "Services/NotifyGateway/Sources/NotifyGateway"),
+    // The APNs provider API's requests and rules, and the simulator that enforces them: the
+    // simulated transport and the standalone `notify-gateway apns-simulator` both use it.
+    .target(
+      name: "APNsSimulator",
+      dependencies: ["GrocerCore", "GrocerRuntime", "GrocerHTTP", "GrocerAuth"],
+      path: "Services/NotifyGateway/Sources/APNsSimulator"),
     .executableTarget(
-      name: "notify-gateway", dependencies: ["NotifyGateway", "GrocerCore"],
+      name: "notify-gateway", dependencies: ["NotifyGateway", "GrocerCore", "GrocerRuntime"],
       path: "Services/NotifyGateway/Sources/notify-gateway"),
 
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
-      name: "GrocerTestSupport", dependencies: ["GrocerCore", "GrocerAMQP"], path: "Tests/GrocerTestSupport"),
-    .testTarget(name: "GrocerCoreTests", dependencies: ["GrocerCore"], path: "Tests/GrocerCoreTests"),
+      name: "GrocerTestSupport",
+      dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRuntime", "GrocerFastPath"],
+      path: "Tests/GrocerTestSupport"),
+    .testTarget(
+      name: "GrocerCoreTests", dependencies: ["GrocerCore", "GrocerRuntime", "GrocerFastPath"],
+      path: "Tests/GrocerCoreTests"),
     // The whole system as processes behind the nginx gateway (the end-to-end journey).
     .testTarget(
       name: "SystemTests",
       dependencies: [
-        "TrackingService", "GrocerAuth", "GrocerAMQP", "GrocerCore", "GrocerContracts", "GrocerTestSupport",
+        "GrocerOps", "GrocerAuth", "GrocerAMQP", "GrocerCore", "GrocerContracts", "GrocerTestSupport",
+        "GrocerRuntime", "GrocerFastPath",
       ],
       path: "Tests/SystemTests"),
     .testTarget(
       name: "GrocerOpsTests",
       dependencies: [
         "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerAuth", "GrocerContracts", "GrocerTestSupport",
+        "GrocerRuntime",
+        "GrocerFastPath", "GrocerStorage", "TrackingService", "APNsSimulator",
       ],
       path: "Tests/GrocerOpsTests"),
     .testTarget(
-      name: "GrocerHTTPTests", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Tests/GrocerHTTPTests"),
+      name: "GrocerHTTPTests",
+      dependencies: [
+        "GrocerHTTP", "GrocerCore", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer",
+        "GrocerHTTPTesting",
+      ], path: "Tests/GrocerHTTPTests"),
     .testTarget(
-      name: "GrocerAMQPTests", dependencies: ["GrocerAMQP", "GrocerCore", "GrocerTestSupport"],
+      name: "GrocerAMQPTests",
+      dependencies: ["GrocerAMQP", "GrocerCore", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerAMQPTests"),
     .testTarget(
-      name: "GrocerStorageTests", dependencies: ["GrocerStorage", "GrocerCore"],
+      name: "GrocerStorageTests",
+      dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerStorageTests"),
     .testTarget(
       name: "GrocerHTTPClientTests",
-      dependencies: ["GrocerHTTPClient", "GrocerCore", "GrocerHTTP", "GrocerTestSupport"],
+      dependencies: [
+        "GrocerHTTPClient", "GrocerCore", "GrocerHTTP", "GrocerTestSupport", "GrocerRuntime",
+        "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
+      ],
       path: "Tests/GrocerHTTPClientTests"),
     .testTarget(
-      name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore"], path: "Tests/GrocerAuthTests"),
+      name: "GrocerAuthTests", dependencies: ["GrocerAuth", "GrocerCore", "GrocerRuntime", "GrocerFastPath"],
+      path: "Tests/GrocerAuthTests"),
     .testTarget(
       name: "StockServiceTests",
       dependencies: [
         "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
         "GrocerAuth",
-        "GrocerTestSupport",
+        "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
       path: "Tests/StockServiceTests"),
     .testTarget(
@@ -159,28 +215,31 @@ let package = Package(
       dependencies: [
         "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP",
         "GrocerStorage", "GrocerAuth",
-        "GrocerTestSupport",
+        "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
       path: "Tests/CartServiceTests"),
     .testTarget(
       name: "OrderServiceTests",
       dependencies: [
         "OrderService", "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport",
+        "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
+        "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
       path: "Tests/OrderServiceTests"),
     .testTarget(
       name: "TrackingServiceTests",
       dependencies: [
         "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
-        "GrocerAuth", "GrocerTestSupport",
+        "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer",
+        "GrocerHTTPTesting",
       ],
       path: "Tests/TrackingServiceTests"),
     .testTarget(
       name: "NotifyGatewayTests",
       dependencies: [
         "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
-        "GrocerAuth", "GrocerHTTPClient", "GrocerTestSupport",
+        "GrocerAuth", "GrocerHTTPClient", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
+        "GrocerHTTPServer", "GrocerHTTPTesting", "APNsSimulator",
       ],
       path: "Tests/NotifyGatewayTests", exclude: ["Golden"]),
   ],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Push load: NotifyGateway's whole path — tracking.updated through RabbitMQ, the consumer and
 # its store (coalescing), the delivery engine and push policy, into the APNs simulator — with
-# `notify-gateway load`, which runs the gateway in its own process on a queue of its own.
+# `grocer load push`, which runs the gateway in its own process on a queue of its own.
 # Two runs: a fixed 1,000 events/s for BENCH_SECONDS (latency target: p99 < 100 ms) and a short
 # one at BENCH_MAX_RATE events/s (throughput target: >= 5,000 pushes/s). Builds nothing: `make
 # bench` builds the release binaries first.
@@ -12,7 +12,7 @@
 #
 # Environment (all optional):
 #   BENCH_ORDERS 2000   BENCH_SECONDS 60   BENCH_MAX_ORDERS 20000   BENCH_MAX_RATE 6000   BENCH_MAX_SECONDS 15
-#   GROCER_BIN_DIR      where notify-gateway is (default .build/release)
+#   GROCER_BIN_DIR      where grocer is (default .build/release)
 set -euo pipefail
 LOG_PREFIX=push-bench
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +24,7 @@ SECONDS_AT_1000="${BENCH_SECONDS:-60}"
 MAX_ORDERS="${BENCH_MAX_ORDERS:-20000}"
 MAX_RATE="${BENCH_MAX_RATE:-6000}"
 MAX_SECONDS="${BENCH_MAX_SECONDS:-15}"
-[[ -x "$BIN_DIR/notify-gateway" ]] || die "$BIN_DIR/notify-gateway is missing (make bench builds it)"
+[[ -x "$BIN_DIR/grocer" ]] || die "$BIN_DIR/grocer is missing (make bench builds it)"
 bash "$RABBITMQ_SCRIPT" start >/dev/null
 trap bench_vhost_drop EXIT
 bench_vhost_make push-bench
@@ -34,12 +34,12 @@ log "charts and reports in $OUT"
 export GROCER_LOG_LEVEL=warning
 
 echo "== fixed rate: 1000 tracking.updated/s for ${SECONDS_AT_1000} s, $ORDERS Live Activities"
-"$BIN_DIR/notify-gateway" load --orders "$ORDERS" --rate 1000 --seconds "$SECONDS_AT_1000" \
+"$BIN_DIR/grocer" load push --orders "$ORDERS" --rate 1000 --seconds "$SECONDS_AT_1000" \
   --chart "$OUT/push-1000.svg" | tee "$OUT/push-1000.txt"
 
 echo
 echo "== full speed: $MAX_RATE tracking.updated/s offered for ${MAX_SECONDS} s, $MAX_ORDERS Live Activities"
-"$BIN_DIR/notify-gateway" load --orders "$MAX_ORDERS" --rate "$MAX_RATE" --seconds "$MAX_SECONDS" \
+"$BIN_DIR/grocer" load push --orders "$MAX_ORDERS" --rate "$MAX_RATE" --seconds "$MAX_SECONDS" \
   --chart "$OUT/push-max.svg" | tee "$OUT/push-max.txt"
 
 echo

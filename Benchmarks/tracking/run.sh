@@ -9,7 +9,7 @@
 # Builds nothing: `make bench` builds the release binaries first.
 #
 # Environment (all optional):
-#   BENCH_ORDERS        5000   orders on the way (seeded with `tracking-service seed-bench`)
+#   BENCH_ORDERS        5000   orders on the way (seeded with `grocer seed-bench tracking`)
 #   BENCH_PERIOD        5      seconds between one order's polls, and between its rider's fixes
 #                              (offered load: 2 x ORDERS / PERIOD requests/s)
 #   BENCH_DURATION      60     seconds of the fixed-rate run (the first BENCH_WARMUP, 3, not counted)
@@ -23,7 +23,7 @@
 #                              its hottest symbols (where the time goes)
 #   BENCH_YARDSTICK     1      0: skip nginx (quicker runs while looking into the service)
 #   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
-#   GROCER_BIN_DIR      where tracking-service and grocer-token are (default .build/release)
+#   GROCER_BIN_DIR      where tracking-service, grocer-token and grocer are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
 # Needs wrk, curl, nginx and python3 (standard library only: tracking_bench.py).
 set -euo pipefail
@@ -54,7 +54,7 @@ HELPER="$HERE/tracking_bench.py"
 for tool in wrk curl nginx python3; do
   command -v "$tool" >/dev/null || die "$tool is not installed"
 done
-for bin in tracking-service grocer-token; do
+for bin in tracking-service grocer-token grocer; do
   [[ -x "$BIN_DIR/$bin" ]] || die "$BIN_DIR/$bin is missing (make bench builds it)"
 done
 for number in "$ORDERS" "$PERIOD" "$DURATION" "$CONNECTIONS" "$THREADS" "$MAX_CONNECTIONS"; do
@@ -97,7 +97,7 @@ service_env=(GROCER_QUEUE_EXPIRES=600 GROCER_LOG_LEVEL="$LEVEL" GROCER_SERVICE_N
 # --- The orders: seeded straight into the data folder (as order.confirmed would create them).
 log "seeding $ORDERS orders at $HUB"
 seed_start=$SECONDS
-env "${service_env[@]}" "$BIN_DIR/tracking-service" seed-bench --orders "$ORDERS" --hub "$HUB" \
+env "${service_env[@]}" "$BIN_DIR/grocer" seed-bench tracking --orders "$ORDERS" --hub "$HUB" \
   --prefix "$RUN_ID" >"$WORK/seeded.tsv" 2>>"$WORK/seed.log" </dev/null ||
   { tail -n 20 "$WORK/seed.log" >&2; die "seed-bench failed"; }
 log "$(tail -n 1 "$WORK/seed.log") in $((SECONDS - seed_start))s"

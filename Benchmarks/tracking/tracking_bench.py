@@ -2,7 +2,7 @@
 """Helpers for the tracking benchmark (run.sh calls them; standard library only).
 
   plan CUSTOMER_TEMPLATE RIDER_TEMPLATE SEEDED OUT
-      SEEDED is what `tracking-service seed-bench` printed ("orderId<TAB>userId<TAB>destLat<TAB>
+      SEEDED is what `grocer seed-bench tracking` printed ("orderId<TAB>userId<TAB>destLat<TAB>
       destLng" a line). Writes to OUT one line per order for tracking.lua:
       "orderId<TAB>customerToken<TAB>riderId<TAB>riderToken<TAB>destLat<TAB>destLng<TAB>startLat
       <TAB>startLng": the customer's token (the order's user), rider r000001, r000002, ... with a

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// How to reach the broker and how to behave when the connection breaks.
 public struct AMQPConfiguration: Sendable {

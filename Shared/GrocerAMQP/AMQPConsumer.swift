@@ -1,6 +1,7 @@
 import CRabbitMQ
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Consumes one queue on its own connection with manual acks and bounded prefetch.

@@ -1,6 +1,7 @@
 import CRabbitMQ
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Publishes with publisher confirms on its own connection, many messages in flight at once.

@@ -1,6 +1,8 @@
 import CRabbitMQ
 import Foundation
 import GrocerCore
+import GrocerFastPath
+import GrocerRuntime
 
 /// Request/reply over RabbitMQ's direct reply-to, many requests in flight on one connection.
 ///

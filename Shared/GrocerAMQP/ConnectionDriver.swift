@@ -1,6 +1,7 @@
 import CRabbitMQ
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// The work a publisher, consumer or RPC endpoint does on its connection.

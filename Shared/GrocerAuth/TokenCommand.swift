@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// The `grocer-token` command: its arguments, parsed and checked, and the token they ask for.
 ///

@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 
 /// Writes one JSON log line per answered request: request id, method, route, path, status and
 /// duration.

@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 
 /// Reads `Authorization: Bearer <token>`, verifies it and sets `request.principal`.
 ///

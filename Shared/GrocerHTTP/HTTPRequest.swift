@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerFastPath
 
 /// One HTTP request as the router, middleware and controllers see it.
 ///
@@ -52,7 +53,7 @@ public struct HTTPRequest: Sendable {
   }
 
   /// From a target already split into path and query (the transport's).
-  init(
+  package init(
     method: String, rawPath: String, rawQuery: String, headers: HTTPHeaders, body: [UInt8],
     startedAt: MonotonicInstant = .now
   ) {

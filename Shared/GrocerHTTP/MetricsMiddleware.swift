@@ -1,4 +1,6 @@
 import GrocerCore
+import GrocerFastPath
+import GrocerRuntime
 import Synchronization
 
 /// Counts requests (`http_requests_total{route,method,status}`) and observes latency

@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerFastPath
 
 /// Accepts the caller's `X-Request-ID` if it is sane (1–128 printable ASCII characters), else
 /// generates one; puts it in `request.requestID` and echoes it on the response.

@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 
 extension Router {
   /// Adds `GET /health/live` (always 200), `GET /health/ready` (200, or 503 with `Retry-After`

@@ -1,4 +1,6 @@
 import GrocerCore
+import GrocerFastPath
+import GrocerRuntime
 import Synchronization
 
 /// Routes requests by method and path template, runs the middleware around the handler and turns

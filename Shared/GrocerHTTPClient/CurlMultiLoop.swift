@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Owns one libcurl multi handle on a dedicated thread.

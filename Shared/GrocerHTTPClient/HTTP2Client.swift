@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// An HTTP/2 client on libcurl: many requests multiplexed over one connection per host (the

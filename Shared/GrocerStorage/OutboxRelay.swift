@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Publishes the outbox: reads the oldest rows, publishes them with confirms, deletes them.

@@ -2,6 +2,7 @@ import CSQLite
 import Dispatch
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// One service's SQLite database: a single writer connection and a small pool of readers.

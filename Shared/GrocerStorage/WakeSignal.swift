@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Wakes one waiting task; a wake with nobody waiting is remembered until the next wait.

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerRuntime
 import Synchronization
 import Testing
 

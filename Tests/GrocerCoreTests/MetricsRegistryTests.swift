@@ -1,4 +1,6 @@
 import Foundation
+import GrocerFastPath
+import GrocerRuntime
 import Testing
 
 @testable import GrocerCore

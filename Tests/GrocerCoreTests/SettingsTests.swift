@@ -1,3 +1,4 @@
+import GrocerRuntime
 import Testing
 
 @testable import GrocerCore

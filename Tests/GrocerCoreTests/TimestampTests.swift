@@ -1,4 +1,5 @@
 import Foundation
+import GrocerFastPath
 import Testing
 
 @testable import GrocerCore

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
 import GrocerTestSupport
 import Testing
 

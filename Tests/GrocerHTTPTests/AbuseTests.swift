@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
 import Synchronization
 import Testing
 

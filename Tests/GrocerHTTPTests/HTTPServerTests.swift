@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 import Synchronization
 import Testing
 

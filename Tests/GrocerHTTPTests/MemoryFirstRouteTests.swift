@@ -1,5 +1,6 @@
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
 import Testing
 
 @Suite struct MemoryFirstRouteTests {

@@ -1,6 +1,8 @@
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
+import GrocerRuntime
 import Testing
 
 /// Accepts a few fixed tokens, so auth behaviour is tested without signatures.

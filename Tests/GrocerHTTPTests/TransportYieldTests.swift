@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GrocerHTTP
+@testable import GrocerHTTPServer
 
 @Suite struct TransportYieldTests {
   /// The yield is skipped for a thread that slept since the last look, told by its count of

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerCore
 import GrocerOps
+import GrocerRuntime
 import GrocerTestSupport
 import Testing
 

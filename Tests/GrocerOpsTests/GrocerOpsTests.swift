@@ -3,6 +3,7 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerCore
 import GrocerOps
+import GrocerRuntime
 import GrocerTestSupport
 import Synchronization
 import Testing

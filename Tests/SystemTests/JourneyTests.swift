@@ -1,9 +1,10 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerOps
+import GrocerRuntime
 import GrocerTestSupport
 import Testing
-import TrackingService
 
 /// The journey SPEC.md promises, end to end through the gateway, with every service a real
 /// process on the real broker: a cart filled (three fast changes of one line), a count lowered by

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerAuth
 import GrocerCore
+import GrocerRuntime
 import GrocerTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import CartService
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// CartService's writer capacity without HTTP: `CartStore.setQuantity` (one transaction with its
 /// `cart.changed` outbox row) on 1,000 carts over SKUS products, queued on the database's writer

@@ -11,6 +11,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerRuntime
 import GrocerStorage
 
 /// What the command line and environment ask for.

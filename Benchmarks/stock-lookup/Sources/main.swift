@@ -1,6 +1,7 @@
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 import StockService
 import Synchronization
 

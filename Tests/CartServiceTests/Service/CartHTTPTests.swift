@@ -2,6 +2,7 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 import Testing
 
 @testable import CartService

@@ -4,6 +4,9 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerHTTPTesting
+import GrocerRuntime
 import GrocerStorage
 import GrocerTestSupport
 import Testing

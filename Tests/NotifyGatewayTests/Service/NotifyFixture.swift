@@ -1,9 +1,12 @@
+import APNsSimulator
 import Foundation
 import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
+import GrocerRuntime
 import GrocerStorage
 import GrocerTestSupport
 import Synchronization

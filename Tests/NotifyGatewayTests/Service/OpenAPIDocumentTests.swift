@@ -1,5 +1,6 @@
 import Foundation
 import GrocerHTTP
+import GrocerHTTPTesting
 import GrocerTestSupport
 import Testing
 

@@ -1,8 +1,10 @@
+import APNsSimulator
 import Foundation
 import GrocerAuth
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPClient
+import GrocerHTTPServer
 import GrocerTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import Testing
 
 @testable import NotifyGateway

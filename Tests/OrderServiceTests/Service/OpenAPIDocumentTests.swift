@@ -1,6 +1,8 @@
 import Foundation
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
+import GrocerRuntime
 import GrocerTestSupport
 import Testing
 

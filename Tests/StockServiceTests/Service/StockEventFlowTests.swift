@@ -3,6 +3,8 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 import GrocerStorage
 import GrocerTestSupport
 import Testing

@@ -3,6 +3,8 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
+import GrocerRuntime
 import GrocerStorage
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// Everything CartService reads from its environment, with working local defaults.
 public struct CartServiceConfiguration: Sendable {

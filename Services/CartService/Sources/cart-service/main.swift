@@ -1,6 +1,7 @@
 import CartService
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// `cart-service` runs the service; `cart-service load-demo` defines the demo promo codes
 /// (SPRING, WELCOME5, H1ONLY) and exits. Both read GROCER_DATA_DIR, GROCER_AMQP_URL,

@@ -1,9 +1,12 @@
+import APNsSimulator
 import Foundation
 import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 import GrocerStorage
 
 /// A wired NotifyGateway: its HTTP responder, store, delivery engine, the simulator (when pushes

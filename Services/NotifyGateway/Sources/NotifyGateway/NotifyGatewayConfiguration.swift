@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// Everything NotifyGateway reads from its environment, with working local defaults.
 public struct NotifyGatewayConfiguration: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import NotifyGateway
 
 /// `notify-gateway` runs the service (pushes go to the built-in APNs simulator, or to APNs over
@@ -31,42 +32,8 @@ case "apns-simulator":
     logger.error("apns-simulator failed", ["error": "\(error)"])
     exit(1)
   }
-case "load":
-  // notify-gateway load [--orders N] [--rate EVENTS_PER_S] [--seconds S] [--chart FILE.svg]
-  var options = PushLoadTool.Options(settings: settings)
-  var rest = CommandLine.arguments.dropFirst(2)[...]
-  while let flag = rest.popFirst() {
-    guard let value = rest.popFirst() else {
-      FileHandle.standardError.write(Data("\(flag) needs a value\n".utf8))
-      exit(2)
-    }
-    switch flag {
-    case "--orders": options.orders = max(1, Int(value) ?? options.orders)
-    case "--rate": options.rate = max(1, Int(value) ?? options.rate)
-    case "--seconds": options.seconds = max(1, Int(value) ?? options.seconds)
-    case "--budget": options.hourlyBudget = max(0, Int(value) ?? options.hourlyBudget)
-    case "--chart": options.chartPath = value
-    default:
-      FileHandle.standardError.write(Data("unknown argument \(flag)\n".utf8))
-      exit(2)
-    }
-  }
-  let quiet = Logger(label: "push-load", level: .warning)
-  do {
-    let report = try await PushLoadTool(options: options, logger: quiet).run { line in
-      FileHandle.standardError.write(Data("\r\(line)   ".utf8))
-    }
-    FileHandle.standardError.write(Data("\n".utf8))
-    print(report)
-    if let chart = options.chartPath { print("chart: \(chart)") }
-  } catch {
-    FileHandle.standardError.write(Data("\npush load failed: \(error)\n".utf8))
-    exit(1)
-  }
 default:
   FileHandle.standardError.write(
-    Data(
-      ("usage: notify-gateway [serve | apns-simulator"
-        + " | load [--orders N] [--rate N] [--seconds N] [--chart FILE]]\n").utf8))
+    Data("usage: notify-gateway [serve | apns-simulator]  (the push load tool is `grocer load push`)\n".utf8))
   exit(2)
 }

@@ -3,6 +3,8 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 import GrocerStorage
 
 /// A wired OrderService: its HTTP responder (for in-process tests) and the long-running parts in

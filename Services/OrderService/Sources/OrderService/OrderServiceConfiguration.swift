@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// Everything OrderService reads from its environment, with working local defaults.
 public struct OrderServiceConfiguration: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAuth
 import GrocerCore
+import GrocerRuntime
 import OrderService
 
 /// `order-service` runs the service; `order-service sign-payment-event <paymentId> <body>` prints the

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import StockService
 
 /// `stock-service` runs the service; `stock-service load-demo` loads the demo assortment into

@@ -4,6 +4,8 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 import GrocerStorage
 
 /// A wired TrackingService: its HTTP responder (for in-process tests) and the long-running parts

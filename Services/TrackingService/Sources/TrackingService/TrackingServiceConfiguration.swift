@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// Everything TrackingService reads from its environment, with working local defaults.
 public struct TrackingServiceConfiguration: Sendable {
@@ -32,5 +33,5 @@ public struct TrackingServiceConfiguration: Sendable {
     queueExpiry = expiry > 0 ? expiry : nil
   }
 
-  var databasePath: String { dataDirectory + "/tracking.sqlite" }
+  public var databasePath: String { dataDirectory + "/tracking.sqlite" }
 }

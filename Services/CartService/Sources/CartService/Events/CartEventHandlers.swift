@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// Applies what CartService consumes: `stock.changed` and `hub.changed` to the catalogue copy
 /// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after

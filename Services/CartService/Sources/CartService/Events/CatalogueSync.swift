@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Fills the catalogue copy from StockService when it was never filled: asks for every hub,

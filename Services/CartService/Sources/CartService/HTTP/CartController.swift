@@ -2,6 +2,7 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 import GrocerStorage
 
 /// CartService's HTTP API: the customer's cart at a hub, and staff promo codes.

@@ -1,6 +1,8 @@
+import APNsSimulator
 import Foundation
 import GrocerAuth
 import GrocerCore
+import GrocerRuntime
 
 /// Where NotifyGateway sends its pushes (`GROCER_APNS_TRANSPORT`).
 public enum APNsTransportKind: String, Sendable, Hashable, CaseIterable {

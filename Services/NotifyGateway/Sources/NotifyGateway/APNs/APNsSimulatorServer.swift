@@ -1,7 +1,10 @@
+import APNsSimulator
 import Foundation
 import GrocerAuth
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPServer
+import GrocerRuntime
 
 /// `notify-gateway apns-simulator`: the APNs simulator alone, as an HTTP/1.1 server (put nginx in
 /// front for TLS and HTTP/2: `deploy/local/apns-simulator.sh`).

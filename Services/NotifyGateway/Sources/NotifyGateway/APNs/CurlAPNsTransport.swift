@@ -1,7 +1,9 @@
+import APNsSimulator
 import Foundation
 import GrocerAuth
 import GrocerCore
 import GrocerHTTPClient
+import GrocerRuntime
 
 /// Where the real transport sends its requests.
 public enum APNsHost: Sendable, Hashable {

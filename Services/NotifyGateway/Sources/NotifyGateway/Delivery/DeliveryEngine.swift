@@ -1,6 +1,8 @@
+import APNsSimulator
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import GrocerStorage
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// What NotifyGateway consumes: `tracking.updated` (the newest per order waits for delivery),
 /// `liveActivity.token`, and order outcomes (alerts on the customer's devices). Each once, by

@@ -3,6 +3,7 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 import Synchronization
 
 /// OrderService's HTTP API: placing an order exactly once, reading it back by id or by key, and

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import GrocerStorage
 
 /// The built-in payment provider: a stand-in for a real one that behaves like one, with its own

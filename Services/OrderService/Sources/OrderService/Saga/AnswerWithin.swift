@@ -1,4 +1,5 @@
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// True for the first caller of `claim` only.

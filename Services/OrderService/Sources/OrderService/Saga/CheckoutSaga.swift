@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import Synchronization
 
 /// Where a drive of the saga left an order.

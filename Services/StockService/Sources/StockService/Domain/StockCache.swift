@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerFastPath
 import Synchronization
 
 /// The in-memory cache of stock counts that answers `GET /v1/hubs/{hub}/stock`, the hot path.

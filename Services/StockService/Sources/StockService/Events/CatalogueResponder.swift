@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// Answers the `stock.catalogue` request/reply: every hub, or a page of a hub's products, each
 /// as its latest `hub.changed`/`stock.changed` carried it and with that event's `sequence` as

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and
 /// `order.cancelled` release. Acked only after the effect (and its inbox row) is committed.

@@ -2,6 +2,7 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 import GrocerStorage
 
 /// StockService's HTTP API: the stock hot path, products, hubs and the staff writes.

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import GrocerStorage
 
 /// A product as stored: its catalogue fields, what is available now and its version.

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 
 /// `order.confirmed` creates the order's tracking (once: the inbox and the order id both guard
 /// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that

@@ -2,6 +2,7 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 
 /// TrackingService's HTTP API: customers read their orders' tracking and register a Live
 /// Activity token; hub staff and the assigned rider move the order and report positions.

@@ -5,8 +5,8 @@ import GrocerStorage
 /// One row per order: its stage (`status`, `note`, `resume_stage`), the assigned rider and the
 /// newest fix, the destination, the current ETA, and `version`, raised by one on every accepted
 /// change in the same transaction as the change's `tracking.updated` outbox row.
-enum TrackingSchema {
-  static let migrations: [Migration] = [
+package enum TrackingSchema {
+  package static let migrations: [Migration] = [
     Migration(
       version: 1, name: "tracking",
       sql: """
