@@ -21,7 +21,7 @@ endif
 	format lint clean-data clean-broker faults fuzz
 
 help:
-	@echo "make run         install what is missing, build, start RabbitMQ, StockService and the gateway"
+	@echo "make run         install what is missing, build, start RabbitMQ, the five services and the nginx gateway"
 	@echo "make down        stop the gateway, the services and RabbitMQ"
 	@echo "make status      what is running"
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
