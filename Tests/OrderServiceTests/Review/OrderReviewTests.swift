@@ -149,7 +149,7 @@ import Testing
       paymentTimeout: .milliseconds(200), wrap: { StubbornProvider(inner: $0, delay: 10) })
     world.neighboursAgree()
     let orderId = try world.orderLeftAtReserved(reservationExpiresAt: world.clock.now() + 600)
-    try world.store.recordCharging(orderId)
+    try world.store.record(.charging(since: world.clock.now()), of: orderId, reply: nil, event: nil)
     let started = ContinuousClock.now
     let outcome = await world.saga.drive(orderId)
     let took = ContinuousClock.now - started

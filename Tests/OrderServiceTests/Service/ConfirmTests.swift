@@ -64,7 +64,12 @@ import Testing
     // The order as a second driver would have held it before the first one confirmed it.
     var stale = try #require(try world.store.order(placed.orderId))
     stale.step = .charging
-    let again = try world.store.confirm(placed.orderId, paymentId: "p-other", known: stale)
+    let cart = try #require(stale.cart)
+    let again = try #require(
+      try world.store.record(
+        .confirmed(paymentId: "p-other"), of: placed.orderId,
+        reply: OrderReply(.confirmed(orderId: placed.orderId, total: cart.totals.total)),
+        event: OrderEvents.confirmed(stale, cart: cart, paymentId: "p-other", id: "evt-again", at: Date())))
     #expect(again.status == 201)
     #expect(String(decoding: again.body, as: UTF8.self) == first.bodyString)
     let pending = try world.store.database.read { try Outbox.backlog(in: $0) }

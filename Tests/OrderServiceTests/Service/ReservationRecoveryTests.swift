@@ -24,7 +24,7 @@ import Testing
     else { throw Failure("the attempt did not start") }
     let orderId = started.orderId
     // An earlier drive priced the order and asked StockService; its answer was never recorded.
-    try world.store.recordPriced(orderId, cart: OrderHTTPTests.cart)
+    try world.store.record(.priced(OrderHTTPTests.cart), of: orderId, reply: nil, event: nil)
     world.clients.stock.withLock { $0 = .fail(.notSent) }
 
     let outcome = await world.saga.drive(orderId)

@@ -27,6 +27,15 @@ public enum SagaStep: String, Sendable, Hashable, CaseIterable {
   /// Steps the saga still has to carry on from.
   public static let unfinished: [SagaStep] = [.received, .priced, .reserved, .charging, .needsAction]
 
+  /// Steps the saga has ended in.
+  public static let finished: [SagaStep] = allCases.filter { !unfinished.contains($0) }
+
+  /// Ends of attempts that never became orders: forgotten with their key.
+  public static let withoutOrder: [SagaStep] = [.rejected, .abandoned]
+
+  /// Steps an attempt may be given up from: nothing can have been charged yet.
+  public static let abandonable: [SagaStep] = [.received, .priced, .reserved]
+
   public var isFinished: Bool { !Self.unfinished.contains(self) }
 }
 
