@@ -480,26 +480,3 @@ public final class CheckoutSaga: Sendable {
     fatalError("SIGKILL did not stop the process")
   }
 }
-
-/// Lets checkout drives that are under way finish on shutdown (after HTTP stopped taking
-/// requests, before the broker and the relay go), for at most `grace`. One cut short is carried
-/// on by recovery at the next start, as after a crash.
-public final class SagaDrain: LifecycleService {
-  public let name = "checkout-drain"
-  private let saga: CheckoutSaga
-  private let grace: Duration
-
-  public init(saga: CheckoutSaga, grace: Duration = .seconds(10)) {
-    self.saga = saga
-    self.grace = grace
-  }
-
-  public func start() async throws {}
-
-  public func shutdown() async {
-    let deadline = ContinuousClock.now + grace
-    while saga.drivesInFlight > 0, ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(20))
-    }
-  }
-}
