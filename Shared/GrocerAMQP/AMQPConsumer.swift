@@ -35,6 +35,8 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   private let deadLettered: Counter?
   private let stopping = Atomic<Bool>(false)
   private let worker = Mutex<Task<Void, Never>?>(nil)
+  /// Finished when the worker that runs the handlers has returned.
+  private let workerEnded = Completion()
   private let declaredName = Mutex<String>("")
 
   private enum Item: Sendable {
@@ -108,7 +110,10 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   public var queueName: String { declaredName.withLock { $0 } }
 
   public func start() async throws {
-    let task = Task { [self] in await self.work() }
+    let task = Task { [self] in
+      await self.work()
+      workerEnded.finish()
+    }
     worker.withLock { $0 = task }
     await driver.start(role: self)
   }
@@ -125,6 +130,11 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     let task = worker.withLock { $0 }
     await task?.value
     await driver.shutdown()
+  }
+
+  /// Returns when the worker or the connection thread has ended: either ends the consumer.
+  public func finished() async throws {
+    try await Completion.first(of: [workerEnded, driver.stopped])
   }
 
   private func work() async {
@@ -331,4 +341,6 @@ public final class AMQPRPCServer: LifecycleService, Sendable {
   }
 
   public func shutdown() async { await consumer.shutdown() }
+
+  public func finished() async throws { try await consumer.finished() }
 }

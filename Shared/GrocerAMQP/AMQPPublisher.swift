@@ -90,6 +90,9 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     await driver.shutdown()
   }
 
+  /// Returns when the connection thread has ended.
+  public func finished() async throws { try await driver.stopped.wait() }
+
   public func publish(_ messages: [OutgoingMessage]) async throws {
     guard !messages.isEmpty else { return }
     guard driver.isConnected else { throw AMQPError.notConnected }

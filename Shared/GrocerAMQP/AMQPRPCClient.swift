@@ -43,6 +43,9 @@ public final class AMQPRPCClient: LifecycleService, @unchecked Sendable {
 
   public func shutdown() async { await driver.shutdown() }
 
+  /// Returns when the connection thread has ended.
+  public func finished() async throws { try await driver.stopped.wait() }
+
   /// Sends `body` to the queue `routingKey` and returns the reply's body.
   ///
   /// Throws `AMQPError.notConnected` at once while disconnected, `.timeout` when no reply came

@@ -57,6 +57,8 @@ final class ConnectionDriver: @unchecked Sendable {
   private let attempts = Atomic<Int>(0)
   private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
   private let started = Atomic<Bool>(false)
+  /// Finished when the connection thread has ended (after `shutdown`, or if it ever dies).
+  let stopped = Completion()
 
   // Touched only on the connection thread (and `role` cleared when it ends).
   private var role: (any ConnectionRole)?
@@ -185,6 +187,7 @@ final class ConnectionDriver: @unchecked Sendable {
       return state.waiters
     }
     for waiter in waiters { waiter.resume() }
+    stopped.finish()
   }
 
   private func waitForActivity() {

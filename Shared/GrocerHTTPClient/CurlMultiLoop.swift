@@ -39,6 +39,8 @@ final class CurlMultiLoop: @unchecked Sendable {
   /// Read by other threads only under the mailbox lock, while not `closed`.
   private let multi: UnsafeMutableRawPointer
   private let mailbox = Mutex(Mailbox())
+  /// Finished when the loop thread has ended.
+  let ended = Completion()
   private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
   private let connectionsCounter = Atomic<Int>(0)
   private let inFlightCounter = Atomic<Int>(0)
@@ -142,6 +144,7 @@ final class CurlMultiLoop: @unchecked Sendable {
       return state.waiters
     }
     for waiter in waiters { waiter.resume() }
+    ended.finish()
   }
 
   /// Hands waiting requests to libcurl while there are free slots; fails those whose time ran

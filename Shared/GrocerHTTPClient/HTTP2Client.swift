@@ -73,6 +73,17 @@ public final class HTTP2Client: LifecycleService {
     logger.notice("http client stopped")
   }
 
+  /// Returns when the client's thread has ended (after `shutdown`, or if it ever dies).
+  public func finished() async throws {
+    let loop = state.withLock { state -> CurlMultiLoop? in
+      switch state {
+      case .running(let loop), .stopped(let loop?): return loop
+      case .idle, .stopped(nil): return nil
+      }
+    }
+    try await loop?.ended.wait()
+  }
+
   /// Sends `request` and returns the whole response, whatever its status.
   ///
   /// Throws `HTTPClientError` (`.timedOut`, `.connectFailed`, `.transferFailed`, `.shutDown`,

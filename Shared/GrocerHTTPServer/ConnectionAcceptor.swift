@@ -64,6 +64,8 @@ final class ConnectionAcceptor: Sendable {
   private let running = Atomic<Bool>(false)
   private let stopping = Atomic<Bool>(false)
   private let finished = DispatchSemaphore(value: 0)
+  /// Finished when the accepting thread has left its loop.
+  let ended = Completion()
 
   /// Binds `host`:`port` (SO_REUSEADDR, IPv6 only for an IPv6 host) and listens.
   init(host: String, port: Int, load: DaemonLoad, logger: Logger) throws(HTTPServerError) {
@@ -126,6 +128,7 @@ final class ConnectionAcceptor: Sendable {
     running.store(true, ordering: .releasing)
     let thread = Thread { [self] in
       run()
+      ended.finish()
       finished.signal()
     }
     thread.name = "grocer-http-accept"

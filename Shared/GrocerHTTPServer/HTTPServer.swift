@@ -89,6 +89,11 @@ public final class HTTPServer: LifecycleService {
       ])
   }
 
+  /// Returns when the accepting thread has ended (after `shutdown`, or if it ever dies).
+  public func finished() async throws {
+    try await acceptor.withLock { $0?.ended }?.wait()
+  }
+
   /// One daemon with one poll thread and no listening socket: the acceptor adds its connections.
   private static func startDaemon(
     _ config: HTTPServerConfiguration, limit: Int, cls: UnsafeMutableRawPointer

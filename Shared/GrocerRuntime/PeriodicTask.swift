@@ -2,13 +2,14 @@ import GrocerCore
 import Synchronization
 
 /// Runs `body` every `interval` (first right after `start`) until shutdown: the shape of every
-/// sweeper. An error is logged and the next round runs as usual.
+/// sweeper. An error is logged and the next round runs as usual; the loop ending other than by
+/// `shutdown` ends `run()` with an error.
 public final class PeriodicTask: LifecycleService {
   public let name: String
   private let interval: Duration
   private let logger: Logger
   private let body: @Sendable () async throws -> Void
-  private let task = Mutex<Task<Void, Never>?>(nil)
+  private let loop = Mutex<(task: Task<Void, Never>, ended: Completion)?>(nil)
 
   public init(
     name: String, interval: Duration, logger: Logger, body: @escaping @Sendable () async throws -> Void
@@ -20,20 +21,26 @@ public final class PeriodicTask: LifecycleService {
   }
 
   public func start() async throws {
-    let loop = Task { [name, interval, logger, body] in
+    let ended = Completion()
+    let task = Task { [name, interval, logger, body] in
       while !Task.isCancelled {
         do { try await body() } catch {
           logger.error("\(name) failed", ["error": "\(error)"])
         }
         try? await Task.sleep(for: interval)
       }
+      ended.finish()
     }
-    task.withLock { $0 = loop }
+    loop.withLock { $0 = (task, ended) }
   }
 
   public func shutdown() async {
-    let running = task.withLock { $0 }
+    let running = loop.withLock { $0?.task }
     running?.cancel()
     await running?.value
+  }
+
+  public func finished() async throws {
+    try await loop.withLock { $0?.ended }?.wait()
   }
 }

@@ -9,8 +9,8 @@ import Synchronization
 /// arrive out of order then: consumers keep the newest per subject by `sequence`.
 ///
 /// Runs as a `LifecycleService` (after the database and the broker connection, before
-/// consumers and HTTP). While rows are waiting it publishes batch after batch; when the outbox
-/// is empty it sleeps until a commit on the database wakes it (it registers itself with
+/// consumers and HTTP); its loop ending other than by `shutdown` ends the process. While rows
+/// are waiting it publishes batch after batch; when the outbox is empty it sleeps until a commit on the database wakes it (it registers itself with
 /// `onCommit`) or `idlePoll` passes. A publish error is logged and the same rows are retried
 /// after an exponential back-off (100 ms doubling to 5 s): nothing is lost, and a row is deleted
 /// only after the publisher confirmed it. A crash between confirm and delete publishes the
@@ -32,7 +32,8 @@ public final class OutboxRelay: LifecycleService {
   private let logger: Logger
   private let signal = WakeSignal()
   private let stopping = Atomic<Bool>(false)
-  private let loop = Mutex<Task<Void, Never>?>(nil)
+  private let loop = Mutex<(task: Task<Void, Never>, ended: Completion)?>(nil)
+  private let failsAfterFirstPass: Bool
 
   private let registry: MetricsRegistry
   private let backlogGauge: Gauge
@@ -56,8 +57,9 @@ public final class OutboxRelay: LifecycleService {
   public init(
     database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
     idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 60, logger: Logger,
-    metrics: MetricsRegistry
+    metrics: MetricsRegistry, failsAfterFirstPass: Bool = false
   ) {
+    self.failsAfterFirstPass = failsAfterFirstPass
     self.lease = OutboxLease(owner: OutboxLease.processOwner(), duration: leaseDuration)
     self.database = database
     self.publisher = publisher
@@ -85,10 +87,24 @@ public final class OutboxRelay: LifecycleService {
 
   public func start() async throws {
     stopping.store(false, ordering: .releasing)
-    loop.withLock { task in
-      guard task == nil else { return }
-      task = Task { await self.run() }
+    loop.withLock { loop in
+      guard loop == nil else { return }
+      let ended = Completion()
+      let task = Task {
+        do {
+          try await self.relay()
+          ended.finish()
+        } catch {
+          ended.finish(throwing: error)
+        }
+      }
+      loop = (task, ended)
     }
+  }
+
+  /// Returns when the relay's loop has ended, throwing what ended it.
+  public func finished() async throws {
+    try await loop.withLock { $0?.ended }?.wait()
   }
 
   /// Stops after the batch in flight (waiting at most a few seconds for its confirms, then
@@ -96,7 +112,7 @@ public final class OutboxRelay: LifecycleService {
   public func shutdown() async {
     stopping.store(true, ordering: .releasing)
     signal.notify()
-    guard let task = loop.withLock({ $0 }) else { return }
+    guard let task = loop.withLock({ $0?.task }) else { return }
     let watchdog = Task {
       try await Task.sleep(for: Self.shutdownGrace)
       task.cancel()
@@ -120,14 +136,17 @@ public final class OutboxRelay: LifecycleService {
     var last: Int64 { entries.last?.seq ?? 0 }
   }
 
-  private func run() async {
+  private func relay() async throws {
     logger.info("outbox relay started")
     var backoff = Self.initialBackoff
     var typeCounters: [String: Counter] = [:]
     var inFlight: [InFlight] = []
     // The last row handed to the publisher: the next batch starts after it.
     var cursor: Int64 = 0
+    var passes = 0
     while !shouldStop {
+      if failsAfterFirstPass && passes > 0 { throw OutboxRelayDrillFailure() }
+      passes += 1
       guard await holdsLease() else {
         await settleAll(&inFlight, &typeCounters)
         cursor = 0
@@ -256,4 +275,10 @@ public final class OutboxRelay: LifecycleService {
       await signal.wait(timeout: remaining)
     }
   }
+}
+
+/// What the relay's loop throws in the fault drill that makes it die after its first pass
+/// (`failsAfterFirstPass`; never set in production).
+public struct OutboxRelayDrillFailure: Error, CustomStringConvertible {
+  public var description: String { "outbox relay fault drill: the loop failed after its first pass" }
 }

@@ -82,6 +82,13 @@ public final class RunningService: @unchecked Sendable {
     }
   }
 
+  /// Its exit status if it exits within `timeout` on its own; nil while it still runs.
+  public func exitStatus(within timeout: Duration) async -> Int32? {
+    let process = self.process
+    guard await eventually(timeout: timeout, { !process.isRunning }) else { return nil }
+    return process.terminationStatus
+  }
+
   /// Sends SIGTERM and waits for the exit: whether it exited in time, its status and its log.
   public func terminate(timeout: Duration = .seconds(20)) async -> (exited: Bool, status: Int32, log: String)
   {

@@ -34,4 +34,30 @@ import Testing
       #expect(ending.log.contains("\"service\":\"http\""))
     }
   }
+
+  /// The fault drill `GROCER_FAULT_RELAY_DIES` makes the outbox relay's loop fail after its
+  /// first pass: the process must not go on serving without it.
+  @Test func aRelayThatDiesTakesTheProcessDownWithANonZeroStatus() async throws {
+    let unique = UUID().uuidString.prefix(8).lowercased()
+    let name = "stock-relay-dies-\(unique)"
+    let executable = try ServiceExecutable(
+      "stock-service",
+      environment: [
+        "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-\(name)",
+        "GROCER_HTTP_PORT": String(Int.random(in: 20_000...29_000)), "GROCER_SERVICE_NAME": name,
+        "GROCER_QUEUE_EXPIRES": "600", "GROCER_RESERVATION_QUEUE": "\(name).reservations",
+        "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_FAULT_RELAY_DIES": "1",
+      ])
+    let queues = [name, "\(name).parking", "\(name).reservations", "\(name).catalogue"]
+    try await withCleanup({
+      try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
+    }) {
+      let service = try executable.start()
+      let status = await service.exitStatus(within: .seconds(15))
+      #expect(status != nil, "the service kept running without its relay")
+      #expect(status != 0)
+      #expect(service.logText.contains("service ended unexpectedly"))
+      #expect(service.logText.contains("\"service\":\"outbox-relay\""))
+    }
+  }
 }

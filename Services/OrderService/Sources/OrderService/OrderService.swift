@@ -95,6 +95,7 @@ public func buildOrderService(
   return OrderServiceApp(
     router: router, store: store, saga: saga, payments: provider, http: http,
     // Shut down in reverse: HTTP, the sweepers, then the drives under way, then the broker.
-    services: [publisher, relay, rpcClient, SagaDrain(saga: saga), recovery, keyPurge, http], metrics: metrics
+    services: [publisher, relay, rpcClient, CheckoutDrain(saga: saga), recovery, keyPurge, http],
+    metrics: metrics
   )
 }

@@ -44,7 +44,9 @@ public func buildStockService(
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
     configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
-  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
+  let relay = OutboxRelay(
+    database: database, publisher: publisher, logger: logger, metrics: metrics,
+    failsAfterFirstPass: configuration.relayDies)
 
   let outcomes = OrderOutcomeHandler(
     store: store, cache: cache, consumer: configuration.serviceName, logger: logger)

@@ -24,6 +24,9 @@ public struct StockServiceConfiguration: Sendable {
   /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
   /// deployments); never in production, where a stopped service must find its events waiting.
   public var queueExpiry: TimeInterval?
+  /// A fault drill (`GROCER_FAULT_RELAY_DIES`): the outbox relay's loop fails after its first
+  /// pass, which must end the process non-zero (never set in production).
+  public var relayDies = false
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -33,6 +36,7 @@ public struct StockServiceConfiguration: Sendable {
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
     catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
+    relayDies = settings.bool("GROCER_FAULT_RELAY_DIES", default: false)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)

@@ -20,6 +20,8 @@ final class CatalogueSync: LifecycleService {
   private let timeout: Duration
   private let logger: Logger
   private let task = Mutex<Task<Void, Never>?>(nil)
+  /// Finished by `shutdown`: filling the copy ends on its own once it succeeded.
+  private let stopped = Completion()
   /// When each hub was last asked for on demand.
   private let asked = Mutex<[HubID: ContinuousClock.Instant]>([:])
   /// A hub is asked for on demand at most once per this long.
@@ -59,7 +61,10 @@ final class CatalogueSync: LifecycleService {
     let running = task.withLock { $0 }
     running?.cancel()
     await running?.value
+    stopped.finish()
   }
+
+  func finished() async throws { try await stopped.wait() }
 
   /// Asks StockService for `hub` and fills it in (its settings and products) if it exists there.
   /// At most once per hub per `askInterval`; false when it was not asked, does not exist or the

@@ -86,6 +86,8 @@ public final class CurlAPNsTransport: APNsTransport, LifecycleService {
 
   public func shutdown() async { await client.shutdown() }
 
+  public func finished() async throws { try await client.finished() }
+
   public func send(_ request: APNsRequest) async throws -> APNsResponse {
     var headers = request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     headers.append(("authorization", providerToken.authorizationHeaderValue()))

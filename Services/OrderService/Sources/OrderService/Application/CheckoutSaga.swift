@@ -108,8 +108,29 @@ public final class CheckoutSaga: Sendable {
     if let joined { Task { done(await joined.value) } }
   }
 
-  /// How many drives are running (tests, shutdown).
+  /// How many drives are running (tests, metrics).
   public var drivesInFlight: Int { running.withLock { $0.count } }
+
+  /// Returns once every drive running now has finished, or after `grace`, whichever is first
+  /// (on shutdown: a drive cut short is carried on by recovery at the next start).
+  func drivesFinished(within grace: Duration) async {
+    let drives = running.withLock { Array($0.values) }
+    guard !drives.isEmpty else { return }
+    let answered = Atomic<Bool>(false)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let resume: @Sendable () -> Void = {
+        if !answered.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume() }
+      }
+      Task {
+        for drive in drives { _ = await drive.value }
+        resume()
+      }
+      Task {
+        try? await Task.sleep(for: grace)
+        resume()
+      }
+    }
+  }
 
   /// Carries on every order the recovery loop finds due.
   public func recover(limit: Int = 100) async throws {
@@ -298,28 +319,5 @@ public final class CheckoutSaga: Sendable {
   private static func crash() -> Never {
     kill(getpid(), SIGKILL)
     fatalError("SIGKILL did not stop the process")
-  }
-}
-
-/// Lets checkout drives that are under way finish on shutdown (after HTTP stopped taking
-/// requests, before the broker and the relay go), for at most `grace`. One cut short is carried
-/// on by recovery at the next start, as after a crash.
-public final class SagaDrain: LifecycleService {
-  public let name = "checkout-drain"
-  private let saga: CheckoutSaga
-  private let grace: Duration
-
-  public init(saga: CheckoutSaga, grace: Duration = .seconds(10)) {
-    self.saga = saga
-    self.grace = grace
-  }
-
-  public func start() async throws {}
-
-  public func shutdown() async {
-    let deadline = ContinuousClock.now + grace
-    while saga.drivesInFlight > 0, ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(20))
-    }
   }
 }
