@@ -9,7 +9,7 @@ public final class PeriodicTask: LifecycleService {
   private let interval: Duration
   private let logger: Logger
   private let body: @Sendable () async throws -> Void
-  private let loop = Mutex<(task: Task<Void, Never>, ended: Completion)?>(nil)
+  private let loop = BackgroundLoop()
 
   public init(
     name: String, interval: Duration, logger: Logger, body: @escaping @Sendable () async throws -> Void
@@ -21,26 +21,21 @@ public final class PeriodicTask: LifecycleService {
   }
 
   public func start() async throws {
-    let ended = Completion()
-    let task = Task { [name, interval, logger, body] in
+    loop.start { [name, interval, logger, body] in
       while !Task.isCancelled {
         do { try await body() } catch {
           logger.error("\(name) failed", ["error": "\(error)"])
         }
         try? await Task.sleep(for: interval)
       }
-      ended.finish()
     }
-    loop.withLock { $0 = (task, ended) }
   }
 
   public func shutdown() async {
-    let running = loop.withLock { $0?.task }
-    running?.cancel()
-    await running?.value
+    await loop.stop()
   }
 
   public func finished() async throws {
-    try await loop.withLock { $0?.ended }?.wait()
+    try await loop.finished()
   }
 }

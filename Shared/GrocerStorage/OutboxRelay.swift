@@ -32,7 +32,7 @@ public final class OutboxRelay: LifecycleService {
   private let logger: Logger
   private let signal = WakeSignal()
   private let stopping = Atomic<Bool>(false)
-  private let loop = Mutex<(task: Task<Void, Never>, ended: Completion)?>(nil)
+  private let loop = BackgroundLoop()
   private let failsAfterFirstPass: Bool
 
   private let registry: MetricsRegistry
@@ -87,24 +87,12 @@ public final class OutboxRelay: LifecycleService {
 
   public func start() async throws {
     stopping.store(false, ordering: .releasing)
-    loop.withLock { loop in
-      guard loop == nil else { return }
-      let ended = Completion()
-      let task = Task {
-        do {
-          try await self.relay()
-          ended.finish()
-        } catch {
-          ended.finish(throwing: error)
-        }
-      }
-      loop = (task, ended)
-    }
+    loop.start { try await self.relay() }
   }
 
   /// Returns when the relay's loop has ended, throwing what ended it.
   public func finished() async throws {
-    try await loop.withLock { $0?.ended }?.wait()
+    try await loop.finished()
   }
 
   /// Stops after the batch in flight (waiting at most a few seconds for its confirms, then
@@ -112,14 +100,13 @@ public final class OutboxRelay: LifecycleService {
   public func shutdown() async {
     stopping.store(true, ordering: .releasing)
     signal.notify()
-    guard let task = loop.withLock({ $0?.task }) else { return }
+    guard let task = loop.task else { return }
     let watchdog = Task {
       try await Task.sleep(for: Self.shutdownGrace)
       task.cancel()
     }
-    await task.value
+    await loop.stop(cancelling: false)
     watchdog.cancel()
-    loop.withLock { $0 = nil }
     // Let another replica's relay take over at once rather than after the lease expires.
     let lease = self.lease
     leaseValidUntil.withLock { $0 = .distantPast }

@@ -34,7 +34,7 @@ public final class DeliveryEngine: LifecycleService {
   private let clock: any WallClock
   private let logger: Logger
   private let wakeSignal = WakeSignal()
-  private let loop = Mutex<(task: Task<Void, Never>, ended: Completion)?>(nil)
+  private let loop = BackgroundLoop()
   private let lastPurge = Mutex<ContinuousClock.Instant?>(nil)
   private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
   private let metrics: MetricsRegistry
@@ -66,26 +66,21 @@ public final class DeliveryEngine: LifecycleService {
   public func wake() { wakeSignal.notify() }
 
   public func start() async throws {
-    let ended = Completion()
-    let task = Task { [self] in
+    loop.start { [self] in
       while !Task.isCancelled {
         let worked = await round()
         if !worked { await wakeSignal.wait(timeout: .milliseconds(100)) }
       }
-      ended.finish()
     }
-    loop.withLock { $0 = (task, ended) }
   }
 
   public func shutdown() async {
-    let running = loop.withLock { $0?.task }
-    running?.cancel()
-    await running?.value
+    await loop.stop()
   }
 
   /// Returns when the delivery loop has ended.
   public func finished() async throws {
-    try await loop.withLock { $0?.ended }?.wait()
+    try await loop.finished()
   }
 
   /// One round: everything due now, `concurrency` at a time. False when nothing was due.
