@@ -25,7 +25,9 @@ let package = Package(
 
     // The shared foundation.
     .target(name: "GrocerCore", path: "Shared/GrocerCore"),
-    .target(name: "GrocerHTTP", dependencies: ["GrocerCore", "CMicroHTTPD"], path: "Shared/GrocerHTTP"),
+    .target(
+      name: "GrocerHTTP", dependencies: ["GrocerCore", "CMicroHTTPD"], path: "Shared/GrocerHTTP",
+      resources: [.embedInCode("openapi-shared.json")]),
     .target(name: "GrocerAMQP", dependencies: ["GrocerCore", "CRabbitMQ"], path: "Shared/GrocerAMQP"),
     .target(name: "GrocerStorage", dependencies: ["GrocerCore", "CSQLite"], path: "Shared/GrocerStorage"),
     .target(name: "GrocerAuth", dependencies: ["GrocerCore", "COpenSSL"], path: "Shared/GrocerAuth"),
@@ -65,7 +67,8 @@ let package = Package(
       dependencies: [
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/StockService/Sources/StockService"),
+      path: "Services/StockService/Sources/StockService",
+      resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "stock-service", dependencies: ["StockService", "GrocerCore"],
       path: "Services/StockService/Sources/stock-service"),
@@ -76,7 +79,8 @@ let package = Package(
       dependencies: [
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/CartService/Sources/CartService"),
+      path: "Services/CartService/Sources/CartService",
+      resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "cart-service", dependencies: ["CartService", "GrocerCore"],
       path: "Services/CartService/Sources/cart-service"),
@@ -87,7 +91,8 @@ let package = Package(
       dependencies: [
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/OrderService/Sources/OrderService"),
+      path: "Services/OrderService/Sources/OrderService",
+      resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth"],
       path: "Services/OrderService/Sources/order-service"),
@@ -98,7 +103,8 @@ let package = Package(
       dependencies: [
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/TrackingService/Sources/TrackingService"),
+      path: "Services/TrackingService/Sources/TrackingService",
+      resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "tracking-service", dependencies: ["TrackingService", "GrocerCore"],
       path: "Services/TrackingService/Sources/tracking-service"),
@@ -110,7 +116,8 @@ let package = Package(
         "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage", "GrocerAuth",
         "GrocerHTTPClient",
       ],
-      path: "Services/NotifyGateway/Sources/NotifyGateway"),
+      path: "Services/NotifyGateway/Sources/NotifyGateway",
+      resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "notify-gateway", dependencies: ["NotifyGateway", "GrocerCore"],
       path: "Services/NotifyGateway/Sources/notify-gateway"),
