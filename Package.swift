@@ -33,7 +33,7 @@ let package = Package(
     // libmicrohttpd server and from the in-process test client.
     .target(
       name: "GrocerHTTP", dependencies: ["GrocerCore", "GrocerFastPath", "GrocerRuntime"],
-      path: "Shared/GrocerHTTP"),
+      path: "Shared/GrocerHTTP", resources: [.embedInCode("openapi-shared.json")]),
     .target(
       name: "GrocerHTTPServer",
       dependencies: ["GrocerHTTP", "GrocerCore", "GrocerFastPath", "GrocerRuntime", "CMicroHTTPD"],
@@ -94,7 +94,7 @@ let package = Package(
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
         "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/StockService/Sources/StockService"),
+      path: "Services/StockService/Sources/StockService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "stock-service", dependencies: ["StockService", "GrocerCore", "GrocerRuntime"],
       path: "Services/StockService/Sources/stock-service"),
@@ -106,7 +106,7 @@ let package = Package(
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
         "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/CartService/Sources/CartService"),
+      path: "Services/CartService/Sources/CartService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "cart-service", dependencies: ["CartService", "GrocerCore", "GrocerRuntime"],
       path: "Services/CartService/Sources/cart-service"),
@@ -118,7 +118,7 @@ let package = Package(
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
         "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/OrderService/Sources/OrderService"),
+      path: "Services/OrderService/Sources/OrderService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
       name: "order-service", dependencies: ["OrderService", "GrocerCore", "GrocerAuth", "GrocerRuntime"],
       path: "Services/OrderService/Sources/order-service"),
@@ -130,7 +130,8 @@ let package = Package(
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
         "GrocerAMQP", "GrocerStorage", "GrocerAuth",
       ],
-      path: "Services/TrackingService/Sources/TrackingService"),
+      path: "Services/TrackingService/Sources/TrackingService", resources: [.embedInCode("HTTP/openapi.json")]
+    ),
     .executableTarget(
       name: "tracking-service", dependencies: ["TrackingService", "GrocerCore", "GrocerRuntime"],
       path: "Services/TrackingService/Sources/tracking-service"),
@@ -143,7 +144,7 @@ let package = Package(
         "GrocerAMQP", "GrocerStorage", "GrocerAuth",
         "GrocerHTTPClient", "APNsSimulator",
       ],
-      path: "Services/NotifyGateway/Sources/NotifyGateway"),
+      path: "Services/NotifyGateway/Sources/NotifyGateway", resources: [.embedInCode("HTTP/openapi.json")]),
     // The APNs provider API's requests and rules, and the simulator that enforces them: the
     // simulated transport and the standalone `notify-gateway apns-simulator` both use it.
     .target(

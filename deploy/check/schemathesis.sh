@@ -158,9 +158,12 @@ call PUT "$CART/items/p00012" "$CUSTOMER" '{"quantity": 2}' >/dev/null
 # The configuration: the customer's token on every operation, except those a customer may not
 # call (x-grocer-roles without "customer"): staff's token where staff may, else the rider's. An
 # operation on one order (path parameter `id`) gets the seeded order's id: random ids are 404s.
+# The roles are read from the document the service serves (its own part and the shared one).
 write_config() {
-  local service=$1 config=$2
-  python3 - "$ROOT/deploy/openapi/$service.json" "$config" "$CUSTOMER" "$STAFF" "$RIDER" \
+  local service=$1 config=$2 document="$WORK/$service.openapi.json"
+  curl -sf --max-time 15 -o "$document" "http://127.0.0.1:${PORT[$service]}/openapi.json" \
+    || die "$service did not answer GET /openapi.json"
+  python3 - "$document" "$config" "$CUSTOMER" "$STAFF" "$RIDER" \
     "$STATEFUL_STEPS" "$ORDER_ID" <<'PY'
 import json, sys
 document, config, customer, staff, rider, steps, order_id = sys.argv[1:8]

@@ -76,7 +76,7 @@ public func buildCartService(
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(CartController(store: store, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
-  router.addOpenAPIDocument(CartServiceOpenAPI.json)
+  try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

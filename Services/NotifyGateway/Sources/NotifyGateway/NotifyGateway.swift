@@ -84,7 +84,7 @@ public func buildNotifyGateway(
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(NotifyController(store: store, simulator: simulator).routes)
-  router.addOpenAPIDocument(NotifyGatewayOpenAPI.json)
+  try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

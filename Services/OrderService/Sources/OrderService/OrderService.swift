@@ -81,7 +81,7 @@ public func buildOrderService(
       webhook: WebhookSignature(secret: configuration.webhookSecret), clock: clock,
       requestDeadline: .milliseconds(Int(configuration.requestDeadline * 1000))
     ).routes)
-  router.addOpenAPIDocument(OrderServiceOpenAPI.json)
+  try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

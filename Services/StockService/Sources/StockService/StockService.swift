@@ -100,7 +100,7 @@ public func buildStockService(
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(StockController(store: store, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
-  router.addOpenAPIDocument(StockServiceOpenAPI.json)
+  try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,

@@ -65,7 +65,7 @@ public func buildTrackingService(
       store: store, clock: clock, finishedRetention: configuration.finishedRetention,
       clockSkew: configuration.clockSkew
     ).routes)
-  router.addOpenAPIDocument(TrackingServiceOpenAPI.json)
+  try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
       "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
