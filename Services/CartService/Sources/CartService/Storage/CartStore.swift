@@ -22,8 +22,6 @@ public final class CartStore: Sendable {
   private let checkoutHold: TimeInterval
   /// Whether each new version puts `cart.changed` in the outbox.
   private let publishesChanges: Bool
-  /// At most this many adjustments are kept per cart (the newest).
-  static let adjustmentsKept = 100
   /// Decoded hubs and promotions by the version last read, so a reply decodes neither.
   private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
   private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
@@ -72,7 +70,7 @@ public final class CartStore: Sendable {
   public func setQuantity(
     user: String, hub: HubID, sku: SKU, quantity: Int, seenVersion: Int64?, correlationID: String?
   ) throws -> CartView {
-    guard CartRules.quantityRange.contains(quantity) else { throw CartError.quantityOutOfRange(quantity) }
+    try QuantityChange.validate(quantity)
     return try write { db in
       let ticket = self.replies.ticket(hub: hub)
       let hubValue = try self.requireHub(hub, in: db)
@@ -80,12 +78,12 @@ public final class CartStore: Sendable {
         throw CartError.unknownProduct(sku)
       }
       let cart = try self.cartRow(user: user, hub: hub, in: db)
-      let current = try self.lineQuantity(user: user, hub: hub, sku: sku, in: db)
-      let (kept, change) = CartRules.clamp(sku: sku, requested: quantity, available: product.available)
-      var unchanged = kept == current
-      if unchanged, let change {
-        unchanged = try self.lastChange(user: user, hub: hub, sku: sku, in: db) == change
-      }
+      let request = QuantityChange(
+        sku: sku, requested: quantity, available: product.available,
+        held: try self.lineQuantity(user: user, hub: hub, sku: sku, in: db))
+      let last =
+        request.needsLastAdjustment ? try self.lastChange(user: user, hub: hub, sku: sku, in: db) : nil
+      let unchanged = !request.changesCart(lastAdjustment: last)
       let promo = try cart?.promo.flatMap { try self.promotion($0, in: db) }
       // The remembered reply of the current version, when there is one, stands in for reading
       // every line again (exact: see `CartReplyCache.view`).
@@ -100,23 +98,15 @@ public final class CartStore: Sendable {
           } ?? self.render(user: user, hub: hubValue, in: db)
       } else {
         let version = (cart?.version ?? 0) + 1
-        try self.setLine(user: user, hub: hub, sku: sku, quantity: kept, version: version, in: db)
-        if let change { try self.record([change], user: user, hub: hub, version: version, in: db) }
+        try self.setLine(user: user, hub: hub, sku: sku, quantity: request.quantity, version: version, in: db)
+        if let change = request.adjustment {
+          try self.record([change], user: user, hub: hub, version: version, in: db)
+        }
         // Rendered as the new version before it is saved, so the event reuses its lines.
         if let base {
-          var lines = base.lines.map(CartPricing.Line.init)
-          let line = CartPricing.Line(
-            sku: sku, name: product.name, quantity: kept, unitPrice: product.priceMoney,
-            deposit: product.deposit.map { Money(minorUnits: $0, currency: product.currency) })
-          if let index = lines.firstIndex(where: { $0.sku == sku }) {
-            if kept == 0 { lines.remove(at: index) } else { lines[index] = line }
-          } else if kept > 0 {
-            lines.append(line)
-          }
-          let oldest = version - Int64(Self.adjustmentsKept)
+          let lines = request.lines(base.lines.map(CartPricing.Line.init), product: product)
           let adjustments =
-            base.adjustments.filter { $0.version > oldest }
-            + (change.map { [CartAdjustment($0, version: version)] } ?? [])
+            AdjustmentWindow.kept(base.adjustments, at: version) + request.adjustments(at: version)
           rendered = self.priced(
             hub: hubValue, version: version, lines: lines, adjustments: adjustments, promo: promo)
         } else {
@@ -143,21 +133,13 @@ public final class CartStore: Sendable {
     let now = clock.now()
     return try write { db in
       let hubValue = try self.requireHub(hub, in: db)
-      var normalized: String?
-      if let code {
-        guard let valid = Promotion.normalize(code), let promo = try self.promotion(valid, in: db) else {
-          throw CartError.unknownPromotion(code.trimmingCharacters(in: .whitespaces))
-        }
-        guard !promo.hasExpired(at: now) else { throw CartError.promotionExpired(promo.code) }
-        guard promo.isValid(at: hub) else {
-          throw CartError.promotionNotValidAtHub(code: promo.code, hub: hub)
-        }
-        normalized = valid
-      }
+      let request = PromoRequest(code: code)
+      let found = try request.lookup.flatMap { try self.promotion($0, in: db) }
+      let normalized = try request.accepted(found, at: hub, now: now)
       let cart = try self.cartRow(user: user, hub: hub, in: db)
       if cart?.promo != normalized {
         try self.saveVersion(
-          (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: "promo",
+          (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: PromoRequest.reason,
           correlationID: correlationID, in: db)
       }
       return try self.render(user: user, hub: hubValue, in: db).view.since(seenVersion)
@@ -171,8 +153,8 @@ public final class CartStore: Sendable {
     return try write { db in
       let hubValue = try self.requireHub(hub, in: db)
       let view = try self.render(user: user, hub: hubValue, in: db).view.since(version)
-      let matches = version == view.version
-      if matches, view.version > 0 {
+      let (matches, holds) = CartRules.checkout(asked: version, current: view.version)
+      if holds {
         try db.execute(
           "UPDATE carts SET checkout_version = ?, checkout_at = ? WHERE user_id = ? AND hub = ?",
           view.version, now.timeIntervalSince1970, user, hub)
@@ -194,12 +176,10 @@ public final class CartStore: Sendable {
       var changes: [CartAdjustment.Change] = []
       for count in counts {
         let held = try self.lineQuantity(user: user, hub: hub, sku: count.sku, in: db)
-        guard held > 0, count.available < held else { continue }
-        let (kept, change) = CartRules.clamp(
-          sku: count.sku, requested: held, available: max(0, count.available))
+        guard let clamped = CartRules.shortfall(held: held, count: count) else { continue }
         try self.setLine(
-          user: user, hub: hub, sku: count.sku, quantity: kept, version: cart.version + 1, in: db)
-        if let change { changes.append(change) }
+          user: user, hub: hub, sku: count.sku, quantity: clamped.quantity, version: cart.version + 1, in: db)
+        if let change = clamped.change { changes.append(change) }
       }
       guard !changes.isEmpty else {
         return try self.render(user: user, hub: hubValue, in: db).view
@@ -259,7 +239,7 @@ public final class CartStore: Sendable {
       guard let cart = try self.cartRow(user: user, hub: hub, in: db) else { return 0 }
       let hasLines =
         try db.queryOne("SELECT 1 FROM cart_lines WHERE user_id = ? AND hub = ? LIMIT 1", user, hub) != nil
-      guard hasLines || cart.promo != nil else { return 0 }
+      guard CartRules.orderEmpties(hasLines: hasLines, promo: cart.promo) else { return 0 }
       try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", user, hub)
       try db.execute("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", user, hub)
       try self.saveVersion(
@@ -404,17 +384,6 @@ public final class CartStore: Sendable {
     var checkoutAt: Double?
   }
 
-  struct ProductRow {
-    var name: String
-    var currency: String
-    var price: Int
-    var deposit: Int?
-    var available: Int
-    var version: Int64
-
-    var priceMoney: Money { Money(minorUnits: price, currency: currency) }
-  }
-
   /// The hub, or `unknownHub` (`catalogueLoading` while the copy has never been filled).
   private func requireHub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
     // The version alone first: the body is read and decoded only when it changed.
@@ -445,12 +414,12 @@ public final class CartStore: Sendable {
     return promo
   }
 
-  private func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> ProductRow? {
+  private func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> CatalogueProduct? {
     try db.queryOne(
       "SELECT name, currency, price, deposit, available, version FROM products WHERE hub = ? AND sku = ?",
       hub, sku
     ).map {
-      ProductRow(
+      CatalogueProduct(
         name: try $0.string(0), currency: try $0.string(1), price: try $0.int(2),
         deposit: try $0.optionalInt(3),
         available: try $0.int(4), version: try $0.int64(5))
@@ -523,10 +492,9 @@ public final class CartStore: Sendable {
       ON CONFLICT (user_id, hub) DO UPDATE SET version = excluded.version, promo_code = excluded.promo_code,
         updated_at = excluded.updated_at
       """, user, hub, version, promo, now.timeIntervalSince1970)
-    if version > Int64(Self.adjustmentsKept) {
+    if let dropped = AdjustmentWindow.droppedThrough(at: version) {
       try db.execute(
-        "DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ? AND version <= ?", user, hub,
-        version - Int64(Self.adjustmentsKept))
+        "DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ? AND version <= ?", user, hub, dropped)
     }
     guard publishesChanges else { return }
     let lines =
@@ -608,15 +576,13 @@ public final class CartStore: Sendable {
   }
 
   /// The product copy takes `event` if it is newer; then every cart holding the product is
-  /// clamped to the new count and told about a new price. A count taken by a reservation
-  /// (`reason == "reservation"`) leaves alone the carts in checkout at their current version —
-  /// most likely the very cart being ordered, which the order's outcome empties or leaves as it
-  /// was; every other cart is adjusted at once.
+  /// clamped to the new count and told about a new price (`StockChange`).
   private func applyProduct(
     _ event: StockChanged, version: Int64, correlationID: String?, now: Date, in db: SQLiteConnection
   ) throws -> Int {
-    let old = try product(hub: event.hub, sku: event.sku, in: db)
-    if let old, old.version >= version { return 0 }
+    let change = StockChange(
+      event: event, version: version, old: try product(hub: event.hub, sku: event.sku, in: db))
+    guard change.isNewer else { return 0 }
     try db.execute(
       """
       INSERT INTO products (hub, sku, name, currency, price, deposit, available, version)
@@ -626,39 +592,30 @@ public final class CartStore: Sendable {
       """, event.hub, event.sku, event.name, event.price.currency, event.price.minorUnits,
       event.deposit?.minorUnits,
       event.available, version)
-    guard let old else { return 0 }
-    let looksChanged =
-      old.name != event.name || old.price != event.price.minorUnits || old.currency != event.price.currency
-      || old.deposit != event.deposit?.minorUnits
-    // A new count alone touches only the carts holding more than it (`CartRules.restock`), so
-    // only those are read: a busy product is in many carts, and most hold less than is left.
+    guard change.touchesCarts else { return 0 }
+    // Only the carts the change can touch are read: a busy product is in many carts, and most
+    // hold less than is left.
     let holders = try db.query(
       """
       SELECT l.user_id, l.quantity, c.version, c.promo_code, c.checkout_version, c.checkout_at
       FROM cart_lines l JOIN carts c ON c.user_id = l.user_id AND c.hub = l.hub
       WHERE l.hub = ? AND l.sku = ? AND l.quantity > ?
-      """, event.hub, event.sku, looksChanged ? -1 : event.available)
+      """, event.hub, event.sku, change.holdersAbove)
     var changed = 0
     for row in holders {
+      let holder = StockChange.Holder(
+        quantity: try row.int(1), version: try row.int64(2), checkoutVersion: try row.optionalInt64(4),
+        checkoutAt: try row.optionalDouble(5))
+      guard let touch = change.touch(holder, now: now, checkoutHold: checkoutHold) else { continue }
       let user = try row.string(0)
-      let quantity = try row.int(1)
-      let cartVersion = try row.int64(2)
-      // Only a count is spared: a new price, name or deposit changes what the cart shows.
-      if event.reason == "reservation", !looksChanged, try row.optionalInt64(4) == cartVersion,
-        let at = try row.optionalDouble(5), now.timeIntervalSince1970 - at < checkoutHold
-      {
-        continue
+      if let quantity = touch.quantity {
+        try setLine(
+          user: user, hub: event.hub, sku: event.sku, quantity: quantity, version: touch.version, in: db)
       }
-      let (kept, changes) = CartRules.restock(quantity: quantity, oldPrice: old.priceMoney, event: event)
-      guard kept != quantity || !changes.isEmpty || looksChanged else { continue }
-      let next = cartVersion + 1
-      if kept != quantity {
-        try setLine(user: user, hub: event.hub, sku: event.sku, quantity: kept, version: next, in: db)
-      }
-      try record(changes, user: user, hub: event.hub, version: next, in: db)
+      try record(touch.adjustments, user: user, hub: event.hub, version: touch.version, in: db)
       try saveVersion(
-        next, user: user, hub: event.hub, promo: try row.optionalString(3),
-        reason: kept != quantity ? "stock" : "price", correlationID: correlationID, in: db)
+        touch.version, user: user, hub: event.hub, promo: try row.optionalString(3),
+        reason: touch.reason, correlationID: correlationID, in: db)
       changed += 1
     }
     return changed
@@ -669,18 +626,16 @@ public final class CartStore: Sendable {
     -> Int
   {
     let old = try db.queryOne("SELECT version, body FROM hubs WHERE id = ?", event.hub)
-    if let old, try old.int64(0) >= version { return 0 }
+    let change = HubChange(
+      event: event, version: version,
+      old: try old.map { (try $0.int64(0), try JSON.decode(HubChanged.self, from: $0.data(1))) })
+    guard change.isNewer else { return 0 }
     try db.execute(
       """
       INSERT INTO hubs (id, body, version) VALUES (?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET body = excluded.body, version = excluded.version
       """, event.hub, try Self.jsonText(event), version)
-    guard let old else { return 0 }
-    let previous = try JSON.decode(HubChanged.self, from: old.data(1))
-    guard
-      previous.pricing != event.pricing || previous.hours != event.hours
-        || previous.currency != event.currency
-    else { return 0 }
+    guard change.touchesCarts else { return 0 }
     announcements.withLock { $0.append(.hub(event.hub)) }
     let carts = try db.query(
       """
@@ -690,7 +645,7 @@ public final class CartStore: Sendable {
     for cart in carts {
       try saveVersion(
         try cart.int64(1) + 1, user: try cart.string(0), hub: event.hub, promo: try cart.optionalString(2),
-        reason: "hub", correlationID: correlationID, in: db)
+        reason: HubChange.reason, correlationID: correlationID, in: db)
     }
     return carts.count
   }
