@@ -107,3 +107,10 @@ import Testing
     #expect(CartRules.checkout(asked: 0, current: 0) == (true, false))
   }
 }
+
+@Suite struct MissingHubTests {
+  @Test func anUnknownHubIsOnlyNotFoundOnceTheCopyWasFilled() {
+    #expect(CartError.missingHub("h9", catalogueSynced: true) == .unknownHub("h9"))
+    #expect(CartError.missingHub("h9", catalogueSynced: false) == .catalogueLoading)
+  }
+}

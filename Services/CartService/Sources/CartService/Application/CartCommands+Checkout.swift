@@ -8,7 +8,7 @@ extension CartCommands {
   public func checkout(user: String, hub: HubID, version: Int64?) throws -> (cart: CartView, matches: Bool) {
     let now = clock.now()
     return try write { write in
-      let hubValue = try self.store.hub(hub, in: write.db)
+      let hubValue = try self.requireHub(hub, in: write.db)
       let view = try self.render(user: user, hub: hubValue, in: write.db).view.since(version)
       let (matches, holds) = CartRules.checkout(asked: version, current: view.version)
       if holds {
@@ -25,7 +25,7 @@ extension CartCommands {
   ) throws -> CartView {
     try write { write in
       let db = write.db
-      let hubValue = try self.store.hub(hub, in: db)
+      let hubValue = try self.requireHub(hub, in: db)
       guard let cart = try self.store.cart(user: user, hub: hub, in: db) else {
         return try self.render(user: user, hub: hubValue, in: db).view
       }
@@ -43,7 +43,8 @@ extension CartCommands {
       }
       try self.store.record(changes, user: user, hub: hub, version: version, in: db)
       try self.saveVersion(
-        version, user: user, hub: hub, promo: cart.promo, reason: "shortfall", correlationID: correlationID,
+        version, user: user, hub: hub, promo: cart.promo, reason: CartChangeReason.shortfall,
+        correlationID: correlationID,
         in: write)
       return try self.render(user: user, hub: hubValue, in: db).view
     }

@@ -8,7 +8,7 @@ extension CartCommands {
   public func cart(user: String, hub: HubID, seenVersion: Int64?) throws -> CartView {
     let ticket = replies.ticket(hub: hub)
     let rendered = try store.database.read { db in
-      let hubValue = try self.store.hub(hub, in: db)
+      let hubValue = try self.requireHub(hub, in: db)
       return try self.render(user: user, hub: hubValue, in: db)
     }
     replies.remember(rendered.view, user: user, freshUntil: rendered.freshUntil, ticket: ticket)
@@ -24,7 +24,7 @@ extension CartCommands {
     return try write { write in
       let db = write.db
       let ticket = self.replies.ticket(hub: hub)
-      let hubValue = try self.store.hub(hub, in: db)
+      let hubValue = try self.requireHub(hub, in: db)
       guard let product = try self.store.product(hub: hub, sku: sku, in: db) else {
         throw CartError.unknownProduct(sku)
       }
@@ -67,7 +67,8 @@ extension CartCommands {
             as: CartStore.CartRow(user: user, hub: hub, version: version, promo: cart?.promo))
         }
         try self.saveVersion(
-          version, user: user, hub: hub, promo: cart?.promo, reason: "customer", correlationID: correlationID,
+          version, user: user, hub: hub, promo: cart?.promo, reason: CartChangeReason.customer,
+          correlationID: correlationID,
           lines: rendered.view.lines.map { CartChanged.Line(sku: $0.sku, quantity: $0.quantity) }, in: write)
       }
       self.store.database.afterCommit { [replies] in
@@ -84,14 +85,14 @@ extension CartCommands {
     let now = clock.now()
     return try write { write in
       let db = write.db
-      let hubValue = try self.store.hub(hub, in: db)
+      let hubValue = try self.requireHub(hub, in: db)
       let request = PromoRequest(code: code)
       let found = try request.lookup.flatMap { try self.store.promotion($0, in: db) }
       let normalized = try request.accepted(found, at: hub, now: now)
       let cart = try self.store.cart(user: user, hub: hub, in: db)
       if cart?.promo != normalized {
         try self.saveVersion(
-          (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: PromoRequest.reason,
+          (cart?.version ?? 0) + 1, user: user, hub: hub, promo: normalized, reason: CartChangeReason.promo,
           correlationID: correlationID, in: write)
       }
       return try self.render(user: user, hub: hubValue, in: db).view.since(seenVersion)

@@ -37,7 +37,7 @@ extension CartCommands {
       guard CartRules.orderEmpties(hasLines: hasLines, promo: cart.promo) else { return 0 }
       try self.store.empty(user: user, hub: hub, in: write.db)
       try self.saveVersion(
-        cart.version + 1, user: user, hub: hub, promo: nil, reason: "orderConfirmed",
+        cart.version + 1, user: user, hub: hub, promo: nil, reason: CartChangeReason.orderConfirmed,
         correlationID: correlationID, in: write)
       return 1
     } == 1
@@ -122,7 +122,7 @@ extension CartCommands {
     let carts = try store.nonEmptyCarts(hub: event.hub, in: write.db)
     for cart in carts {
       try saveVersion(
-        cart.version + 1, user: cart.user, hub: event.hub, promo: cart.promo, reason: HubChange.reason,
+        cart.version + 1, user: cart.user, hub: event.hub, promo: cart.promo, reason: CartChangeReason.hub,
         correlationID: correlationID, in: write)
     }
     return carts.count

@@ -15,7 +15,8 @@ extension CartCommands {
       if existing != nil {
         for cart in try self.store.carts(holdingPromo: promo.code, in: write.db) {
           try self.saveVersion(
-            cart.version + 1, user: cart.user, hub: cart.hub, promo: promo.code, reason: PromoRequest.reason,
+            cart.version + 1, user: cart.user, hub: cart.hub, promo: promo.code,
+            reason: CartChangeReason.promo,
             correlationID: correlationID, in: write)
         }
       }
@@ -56,7 +57,7 @@ extension CartCommands {
       try store.record(
         [.promoRemoved(code: code)], user: cart.user, hub: cart.hub, version: version, in: write.db)
       try saveVersion(
-        version, user: cart.user, hub: cart.hub, promo: nil, reason: PromoRequest.reason,
+        version, user: cart.user, hub: cart.hub, promo: nil, reason: CartChangeReason.promo,
         correlationID: correlationID, in: write)
     }
     return carts.count

@@ -99,6 +99,12 @@ public final class CartCommands: Sendable {
       in: write.db)
   }
 
+  /// The hub a cart is at, or why there is none (`CartError.missingHub`).
+  func requireHub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
+    if let hub = try store.hub(id, in: db) { return hub }
+    throw CartError.missingHub(id, catalogueSynced: try store.catalogueSynced(in: db))
+  }
+
   // MARK: - Rendering
 
   /// A cart as rendered, and until when time alone leaves it as it is.
@@ -160,7 +166,7 @@ public final class CartCommands: Sendable {
   /// the replies built from memory against it).
   func renderedFromTables(user: String, hub: HubID) throws -> CartView {
     try store.database.read { db in
-      try self.render(user: user, hub: try self.store.hub(hub, in: db), in: db).view
+      try self.render(user: user, hub: try self.requireHub(hub, in: db), in: db).view
     }
   }
 

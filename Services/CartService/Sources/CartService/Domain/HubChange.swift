@@ -8,9 +8,6 @@ struct HubChange: Sendable {
   /// The copy before the event, with its version; nil for a hub the copy did not know.
   var old: (version: Int64, hub: HubChanged)?
 
-  /// The reason of the `cart.changed` each touched cart gets.
-  static let reason = "hub"
-
   /// Whether the copy takes the event: it is newer than what the copy holds.
   var isNewer: Bool { old.map { $0.version < version } ?? true }
 

@@ -8,9 +8,6 @@ import GrocerCore
 struct PromoRequest: Hashable, Sendable {
   var code: String?
 
-  /// The reason of the `cart.changed` a new code (or none) gives the cart.
-  static let reason = "promo"
-
   /// The stored form of the code, to look its promotion up; nil when the request takes the code
   /// off or when no promotion can have such a code.
   var lookup: String? { code.flatMap(Promotion.normalize) }

@@ -62,6 +62,6 @@ struct StockChange: Sendable {
     guard kept != holder.quantity || !changes.isEmpty || looksChanged else { return nil }
     return Touch(
       version: holder.version + 1, quantity: kept != holder.quantity ? kept : nil, adjustments: changes,
-      reason: kept != holder.quantity ? "stock" : "price")
+      reason: kept != holder.quantity ? CartChangeReason.stock : CartChangeReason.price)
   }
 }

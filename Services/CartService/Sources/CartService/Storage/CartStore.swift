@@ -51,18 +51,13 @@ public final class CartStore: Sendable {
     try database.read { db in try db.query("SELECT id FROM hubs ORDER BY id").map { try $0.string(0) } }
   }
 
-  /// The hub, or `unknownHub` (`catalogueLoading` while the copy has never been filled).
-  func hub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
+  /// The hub as the copy holds it; nil when the copy does not know it.
+  func hub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged? {
     // The version alone first: the body is read and decoded only when it changed.
-    guard let row = try db.queryOne("SELECT version FROM hubs WHERE id = ?", id) else {
-      if try !catalogueSynced(in: db) { throw CartError.catalogueLoading }
-      throw CartError.unknownHub(id)
-    }
+    guard let row = try db.queryOne("SELECT version FROM hubs WHERE id = ?", id) else { return nil }
     let version = try row.int64(0)
     if let cached = hubCache.withLock({ $0[id] }), cached.version == version { return cached.hub }
-    guard let body = try db.queryOne("SELECT body FROM hubs WHERE id = ?", id) else {
-      throw CartError.unknownHub(id)
-    }
+    guard let body = try db.queryOne("SELECT body FROM hubs WHERE id = ?", id) else { return nil }
     let hub = try JSON.decode(HubChanged.self, from: body.data(0))
     hubCache.withLock { $0[id] = (version, hub) }
     return hub
