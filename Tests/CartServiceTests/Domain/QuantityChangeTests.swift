@@ -79,3 +79,18 @@ import Testing
       sku: sku, name: sku, quantity: quantity, unitPrice: Money(minorUnits: 100, currency: "EUR"))
   }
 }
+
+@Suite struct CartViewSinceTests {
+  @Test func aReplyListsOnlyTheAdjustmentsNewerThanTheVersionSeen() {
+    let zero = Money(minorUnits: 0, currency: "EUR")
+    let view = CartView(
+      hub: "h1", version: 5, lines: [],
+      adjustments: [3, 4, 5].map { CartAdjustment(.outOfStock(sku: "p\($0)"), version: $0) }, promo: nil,
+      totals: CartTotals(
+        subtotal: zero, deposit: zero, deliveryFee: zero, smallBasketFee: zero, discount: zero, total: zero),
+      blocker: nil)
+    #expect(view.since(nil).adjustments.map(\.version) == [3, 4, 5])
+    #expect(view.since(3).adjustments.map(\.version) == [4, 5])
+    #expect(view.since(5).adjustments.isEmpty)
+  }
+}
