@@ -4,9 +4,9 @@ import GrocerContracts
 import GrocerCore
 import GrocerRuntime
 
-/// CartService's writer capacity without HTTP: `CartStore.setQuantity` (one transaction with its
+/// CartService's writer capacity without HTTP: `CartCommands.setQuantity` (one transaction with its
 /// `cart.changed` outbox row) on 1,000 carts over SKUS products, queued on the database's writer
-/// queue the way the HTTP handlers queue it (so they commit in groups), plus `CartStore.cart`
+/// queue the way the HTTP handlers queue it (so they commit in groups), plus `CartCommands.cart`
 /// reads. The outbox is not relayed (no broker), so it grows during the run.
 ///
 /// `grocer-bench-cart-store [WRITES] [DATA_DIR] [SKUS]` (SKUS 200 by default: carts of ~23
@@ -23,7 +23,7 @@ var configuration = CartServiceConfiguration(settings: Settings(["GROCER_DATA_DI
 configuration.serviceName = "cart-bench-store"
 configuration.publishesCartChanges = true  // as the HTTP benchmark measures: the dearer case
 let app = try buildCartService(configuration: configuration, logger: .discarding())
-let store = app.store
+let commands = app.commands
 
 func eur(_ units: Int) -> Money { Money(minorUnits: units, currency: "EUR") }
 let hub = HubChanged(
@@ -31,7 +31,7 @@ let hub = HubChanged(
     id: "h1", name: "Bench", hours: .daily(opens: .midnight, closes: .endOfDay),
     pricing: PricingSettings(minimumOrder: eur(1000), deliveryFee: eur(299), freeDeliveryFrom: eur(3000)),
     currency: "EUR"))
-try store.applyCatalogue(
+try commands.applyCatalogue(
   hubs: [Versioned(hub, version: 1)],
   products: (1...skus).map { index in
     Versioned(
@@ -40,7 +40,7 @@ try store.applyCatalogue(
         available: 10_000, price: eur(99 + index), deposit: index % 4 == 0 ? eur(25) : nil),
       version: 1)
   })
-try store.markCatalogueSynced()
+try commands.markCatalogueSynced()
 
 var generator = SplitMix64(seed: 7)
 let plan: [(user: String, sku: SKU, quantity: Int)] = (0..<writes).map { index in
@@ -53,8 +53,8 @@ let started = ContinuousClock.now
 try await withThrowingTaskGroup(of: Void.self) { group in
   for (index, step) in plan.enumerated() {
     group.addTask {
-      _ = try await store.database.onWriterQueue {
-        try store.setQuantity(
+      _ = try await commands.store.database.onWriterQueue {
+        try commands.setQuantity(
           user: step.user, hub: "h1", sku: step.sku, quantity: step.quantity, seenVersion: nil,
           correlationID: nil)
       }
@@ -65,11 +65,11 @@ try await withThrowingTaskGroup(of: Void.self) { group in
 }
 let elapsed = ContinuousClock.now - started
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-let lines = try store.cart(user: "bench-u1", hub: "h1", seenVersion: nil).lines.count
+let lines = try commands.cart(user: "bench-u1", hub: "h1", seenVersion: nil).lines.count
 
 let readStart = ContinuousClock.now
 for index in 0..<writes {
-  _ = try store.cart(user: "bench-u\(index % users)", hub: "h1", seenVersion: 0)
+  _ = try commands.cart(user: "bench-u\(index % users)", hub: "h1", seenVersion: 0)
 }
 let readElapsed = ContinuousClock.now - readStart
 let readSeconds = Double(readElapsed.components.seconds) + Double(readElapsed.components.attoseconds) / 1e18

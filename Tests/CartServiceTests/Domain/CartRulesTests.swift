@@ -81,3 +81,36 @@ import Testing
     #expect(CartController.QuantityBody.fast(Array(body.utf8)) == nil)
   }
 }
+
+@Suite struct CartLifecycleRulesTests {
+  @Test func aShortfallClampsOnlyLinesHoldingMoreThanIsLeft() throws {
+    #expect(CartRules.shortfall(held: 2, count: .init(sku: "p1", available: 2)) == nil)
+    #expect(CartRules.shortfall(held: 0, count: .init(sku: "p1", available: 0)) == nil)
+    let reduced = try #require(CartRules.shortfall(held: 3, count: .init(sku: "p1", available: 1)))
+    #expect(reduced.quantity == 1)
+    #expect(reduced.change == .reduced(sku: "p1", to: 1))
+    let gone = try #require(CartRules.shortfall(held: 3, count: .init(sku: "p1", available: -2)))
+    #expect(gone.quantity == 0)
+    #expect(gone.change == .outOfStock(sku: "p1"))
+  }
+
+  @Test func aConfirmedOrderEmptiesOnlyACartWithSomethingInIt() {
+    #expect(CartRules.orderEmpties(hasLines: true, promo: nil))
+    #expect(CartRules.orderEmpties(hasLines: false, promo: "SPRING"))
+    #expect(!CartRules.orderEmpties(hasLines: false, promo: nil))
+  }
+
+  @Test func onlyAMatchingNonEmptyVersionIsHeldForCheckout() {
+    #expect(CartRules.checkout(asked: 3, current: 3) == (true, true))
+    #expect(CartRules.checkout(asked: 2, current: 3) == (false, false))
+    #expect(CartRules.checkout(asked: nil, current: 3) == (false, false))
+    #expect(CartRules.checkout(asked: 0, current: 0) == (true, false))
+  }
+}
+
+@Suite struct MissingHubTests {
+  @Test func anUnknownHubIsOnlyNotFoundOnceTheCopyWasFilled() {
+    #expect(CartError.missingHub("h9", catalogueSynced: true) == .unknownHub("h9"))
+    #expect(CartError.missingHub("h9", catalogueSynced: false) == .catalogueLoading)
+  }
+}

@@ -53,8 +53,8 @@ struct CartFixture {
       ids: SequentialIDs(prefix: "ev-\(unique)"))
     client = TestClient(app.router)
     if seed {
-      try app.store.applyCatalogue(hubs: Self.hubs, products: Self.products)
-      try app.store.markCatalogueSynced()
+      try app.commands.applyCatalogue(hubs: Self.hubs, products: Self.products)
+      try app.commands.markCatalogueSynced()
     }
   }
 

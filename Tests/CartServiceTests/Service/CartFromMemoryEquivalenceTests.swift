@@ -19,8 +19,8 @@ import Testing
   @Test(arguments: [1, 2, 3] as [UInt64])
   func everyReplyEqualsTheTables(seed: UInt64) async throws {
     let fixture = try CartFixture()
-    let store = fixture.app.store
-    _ = try store.upsertPromotion(
+    let commands = fixture.app.commands
+    _ = try commands.upsertPromotion(
       Promotion(code: "TEN", kind: .percentOff, percent: 10, minimumSubtotal: CartFixture.eur(500)),
       correlationID: nil)
     var random = Generator(state: seed)
@@ -32,24 +32,24 @@ import Testing
       let user = users[random.next(users.count)]
       switch random.next(10) {
       case 0...4:
-        let cart = try store.setQuantity(
+        let cart = try commands.setQuantity(
           user: user, hub: "h1", sku: skus[random.next(skus.count)], quantity: random.next(12),
           seenVersion: nil,
           correlationID: nil)
-        #expect(cart == (try store.renderedFromTables(user: user, hub: "h1")), "step \(step)")
+        #expect(cart == (try commands.renderedFromTables(user: user, hub: "h1")), "step \(step)")
         #expect(cart.version >= versions[user, default: 0])
         versions[user] = cart.version
       case 5:
-        let cart = try store.cart(user: user, hub: "h1", seenVersion: nil)
-        #expect(cart == (try store.renderedFromTables(user: user, hub: "h1")), "step \(step)")
+        let cart = try commands.cart(user: user, hub: "h1", seenVersion: nil)
+        #expect(cart == (try commands.renderedFromTables(user: user, hub: "h1")), "step \(step)")
       case 6:
-        _ = try store.setPromo(
+        _ = try commands.setPromo(
           user: user, hub: "h1", code: random.next(2) == 0 ? "TEN" : nil, seenVersion: nil, correlationID: nil
         )
       case 7:
         productVersion += 1
         let sku = skus[random.next(skus.count)]
-        try store.applyStockChanged(
+        try commands.applyStockChanged(
           StockChanged(
             hub: "h1", sku: sku, name: "Product \(sku) v\(productVersion % 3)", available: random.next(15),
             price: CartFixture.eur(100 + random.next(3) * 10)),
@@ -57,17 +57,17 @@ import Testing
       case 8:
         var hub = CartFixture.hubs[0].value
         hub.pricing.minimumOrder = CartFixture.eur(500 + random.next(5) * 100)
-        try store.applyHubChanged(
+        try commands.applyHubChanged(
           hub, version: Int64(100 + step), messageID: "h\(step)", consumer: "test", correlationID: nil)
       default:
-        try store.applyOrderConfirmed(
+        try commands.applyOrderConfirmed(
           user: user, hub: "h1", messageID: "o\(step)", consumer: "test", correlationID: nil)
       }
     }
     for user in users {
       #expect(
-        try store.cart(user: user, hub: "h1", seenVersion: nil)
-          == store.renderedFromTables(user: user, hub: "h1"))
+        try commands.cart(user: user, hub: "h1", seenVersion: nil)
+          == commands.renderedFromTables(user: user, hub: "h1"))
     }
   }
 }

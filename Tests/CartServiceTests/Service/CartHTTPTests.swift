@@ -182,7 +182,7 @@ import Testing
     #expect(loading.status == 503)
     #expect(loading.headers["Retry-After"] != nil)
     #expect(try loading.json(as: ProblemBody.self).code == "catalogueLoading")
-    try fixture.app.store.markCatalogueSynced()
+    try fixture.app.commands.markCatalogueSynced()
     #expect(await fixture.client.get("/v1/hubs/h1/cart", headers: fixture.customer()).status == 404)
   }
 
@@ -233,10 +233,10 @@ import Testing
     let fixture = try CartFixture()
     try await fixture.put("p1", 2)
     let first = try await fixture.cart()
-    #expect(fixture.app.store.replies.count == 1)
+    #expect(fixture.app.commands.replies.count == 1)
     #expect(try await fixture.cart() == first)
     // A stock event, a hub change (even for an empty cart), a confirmed order.
-    try fixture.app.store.applyStockChanged(
+    try fixture.app.commands.applyStockChanged(
       StockChanged(
         hub: "h1", sku: "p1", name: "Oat milk", available: 1, price: CartFixture.eur(129),
         deposit: CartFixture.eur(25)),
@@ -245,10 +245,10 @@ import Testing
     #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1000)))
     var hub = CartFixture.hubs[0].value
     hub.pricing.minimumOrder = CartFixture.eur(1500)
-    try fixture.app.store.applyHubChanged(
+    try fixture.app.commands.applyHubChanged(
       hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
     #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1500)))
-    try fixture.app.store.applyOrderConfirmed(
+    try fixture.app.commands.applyOrderConfirmed(
       user: "u1", hub: "h1", messageID: "o1", consumer: "cart", correlationID: nil)
     #expect(try await fixture.cart().lines.isEmpty)
   }
@@ -259,11 +259,11 @@ import Testing
     let fixture = try CartFixture(clock: clock)
     var hub = CartFixture.hubs[0].value
     hub.hours = .daily(opens: LocalTime("08:00")!, closes: LocalTime("20:00")!)
-    try fixture.app.store.applyHubChanged(
+    try fixture.app.commands.applyHubChanged(
       hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
     try await fixture.put("p4", 1)
     #expect(try await fixture.cart().blocker == nil)
-    #expect(fixture.app.store.replies.count == 1)
+    #expect(fixture.app.commands.replies.count == 1)
     clock.advance(by: 60)
     let closed = try await fixture.cart()
     #expect(closed.blocker == .hubClosed(opensAt: Timestamp.date(from: "2026-12-01T07:00:00Z")))

@@ -114,9 +114,9 @@ import Testing
     )
     try await fixture.put("p4", 1)
     _ = try await setPromo(fixture, "SOON")
-    #expect(try fixture.app.store.removeExpiredPromotions() == 0)
+    #expect(try fixture.app.commands.removeExpiredPromotions() == 0)
     fixture.clock.advance(by: 61)
-    #expect(try fixture.app.store.removeExpiredPromotions() == 1)
+    #expect(try fixture.app.commands.removeExpiredPromotions() == 1)
     let cart = try await fixture.cart()
     #expect(cart.promo == nil)
     #expect(cart.adjustments.last?.change == .promoRemoved(code: "SOON"))
@@ -133,7 +133,7 @@ import Testing
     let event = StockChanged(
       hub: "h1", sku: "p1", name: "Oat milk", available: 3, price: CartFixture.eur(129),
       deposit: CartFixture.eur(25))
-    let changed = try fixture.app.store.applyStockChanged(
+    let changed = try fixture.app.commands.applyStockChanged(
       event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
     #expect(changed == 2)
     let a = try await fixture.cart(user: "a")
@@ -145,13 +145,13 @@ import Testing
 
     // The same message again, or an older version, changes nothing.
     #expect(
-      try fixture.app.store.applyStockChanged(
+      try fixture.app.commands.applyStockChanged(
         event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
         == 0)
     var older = event
     older.available = 0
     #expect(
-      try fixture.app.store.applyStockChanged(
+      try fixture.app.commands.applyStockChanged(
         older, version: 1, messageID: "m0", consumer: "cart", correlationID: nil)
         == 0)
     #expect(try await fixture.cart(user: "a").version == 2)
@@ -162,7 +162,7 @@ import Testing
     try await fixture.put("p1", 2)
     let event = StockChanged(
       hub: "h1", sku: "p1", name: "Oat milk", available: 10, price: CartFixture.eur(149))
-    try fixture.app.store.applyStockChanged(
+    try fixture.app.commands.applyStockChanged(
       event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
     let cart = try await fixture.cart(seen: 1)
     #expect(cart.version == 2)
@@ -178,17 +178,17 @@ import Testing
     let fixture = try CartFixture()
     try await fixture.put("p1", 4, user: "buyer")
     try await fixture.put("p1", 8, user: "other")
-    let question = try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 1)
+    let question = try fixture.app.commands.checkout(user: "buyer", hub: "h1", version: 1)
     #expect(question.matches)
     var event = StockChanged(
       hub: "h1", sku: "p1", name: "Oat milk", available: 6, price: CartFixture.eur(129),
       deposit: CartFixture.eur(25))
     event.reason = "reservation"
-    try fixture.app.store.applyStockChanged(
+    try fixture.app.commands.applyStockChanged(
       event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
     #expect(try await fixture.cart(user: "buyer").version == 1)
     #expect(try await fixture.cart(user: "other").lines.first?.quantity == 6)
-    #expect(try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 0).matches == false)
+    #expect(try fixture.app.commands.checkout(user: "buyer", hub: "h1", version: 0).matches == false)
   }
 
   /// A reservation's event that also carries a new price (the price event before it was
@@ -199,15 +199,15 @@ import Testing
     let fixture = try CartFixture()
     try await fixture.put("p1", 4, user: "buyer")
     #expect(try await fixture.cart(user: "buyer").version == 1)
-    #expect(try fixture.app.store.checkout(user: "buyer", hub: "h1", version: 1).matches)
+    #expect(try fixture.app.commands.checkout(user: "buyer", hub: "h1", version: 1).matches)
     var event = StockChanged(
       hub: "h1", sku: "p1", name: "Oat milk", available: 6, price: CartFixture.eur(149),
       deposit: CartFixture.eur(25))
     event.reason = "reservation"
-    try fixture.app.store.applyStockChanged(
+    try fixture.app.commands.applyStockChanged(
       event, version: 3, messageID: "m1", consumer: "cart", correlationID: nil)
     let reply = try await fixture.cart(user: "buyer")
-    #expect(reply == (try fixture.app.store.renderedFromTables(user: "buyer", hub: "h1")))
+    #expect(reply == (try fixture.app.commands.renderedFromTables(user: "buyer", hub: "h1")))
     #expect(reply.version == 2)
     #expect(reply.lines.first?.unitPrice == CartFixture.eur(149))
   }
@@ -216,7 +216,7 @@ import Testing
     let fixture = try CartFixture()
     try await fixture.put("p1", 2)
     try await fixture.put("p1", 2, hub: "h2")
-    let emptied = try fixture.app.store.applyOrderConfirmed(
+    let emptied = try fixture.app.commands.applyOrderConfirmed(
       user: "u1", hub: "h1", messageID: "o1", consumer: "cart", correlationID: nil)
     #expect(emptied)
     let cart = try await fixture.cart()
@@ -225,7 +225,7 @@ import Testing
     #expect(cart.adjustments.isEmpty)
     #expect(try await fixture.cart(hub: "h2").lines.count == 1)
     #expect(
-      try fixture.app.store.applyOrderConfirmed(
+      try fixture.app.commands.applyOrderConfirmed(
         user: "u1", hub: "h1", messageID: "o1", consumer: "cart", correlationID: nil) == false)
     #expect(try await fixture.cart().version == 2)
   }
@@ -235,7 +235,7 @@ import Testing
     try await fixture.put("p4", 1)
     var hub = CartFixture.hubs[0].value
     hub.pricing.deliveryFee = CartFixture.eur(399)
-    try fixture.app.store.applyHubChanged(
+    try fixture.app.commands.applyHubChanged(
       hub, version: 2, messageID: "hub-1", consumer: "cart", correlationID: nil)
     let cart = try await fixture.cart()
     #expect(cart.version == 2)
@@ -246,7 +246,7 @@ import Testing
     let fixture = try CartFixture()
     try await fixture.put("p1", 5)
     try await fixture.put("p4", 2)
-    let cart = try fixture.app.store.applyCounts(
+    let cart = try fixture.app.commands.applyCounts(
       user: "u1", hub: "h1", counts: [.init(sku: "p1", available: 1), .init(sku: "p4", available: 0)],
       correlationID: nil)
     #expect(cart.version == 3)

@@ -13,6 +13,8 @@ import GrocerStorage
 public struct CartServiceApp: Sendable {
   public let router: Router
   public let store: CartStore
+  /// The cart's use cases, which the controller and the consumers call.
+  public let commands: CartCommands
   public let http: HTTPServer
   /// Database relay, broker connections, consumers, sweepers and HTTP, in the order they start.
   public let services: [any LifecycleService]
@@ -33,8 +35,9 @@ public func buildCartService(
 ) throws -> CartServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
-  let store = CartStore(
-    database: database, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold,
+  let store = CartStore(database: database)
+  let commands = CartCommands(
+    store: store, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold,
     publishesChanges: configuration.publishesCartChanges)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
@@ -42,7 +45,7 @@ public func buildCartService(
     configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
   let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
 
-  let events = CartEventHandler(store: store, consumer: configuration.serviceName, logger: logger)
+  let events = CartEventHandler(commands: commands, consumer: configuration.serviceName, logger: logger)
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
     queue: QueueSpec(
@@ -50,7 +53,7 @@ public func buildCartService(
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     prefetch: 200, maximumBatch: 100, logger: logger, metrics: metrics, batchHandler: events.handle)
 
-  let checkout = CheckoutResponder(store: store, logger: logger)
+  let checkout = CheckoutResponder(commands: commands, logger: logger)
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-checkout"), queue: configuration.checkoutQueue,
     concurrency: 16, logger: logger, handler: checkout.handle)
@@ -59,23 +62,23 @@ public func buildCartService(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"), logger: logger,
     name: "catalogue-client")
   let sync = CatalogueSync(
-    store: store, client: rpcClient, queue: configuration.catalogueQueue,
+    commands: commands, client: rpcClient, queue: configuration.catalogueQueue,
     timeout: .milliseconds(Int(configuration.catalogueTimeout * 1000)), logger: logger)
 
   let sweeper = PeriodicTask(
     name: "promo-sweeper", interval: .milliseconds(Int(configuration.promoSweepInterval * 1000)),
     logger: logger
   ) {
-    let removed = try await runBlocking { try store.removeExpiredPromotions() }
+    let removed = try await runBlocking { try commands.removeExpiredPromotions() }
     if removed > 0 { logger.info("expired promo codes removed from carts", ["carts": "\(removed)"]) }
   }
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
-    _ = try await runBlocking { try store.purgeInbox() }
+    _ = try await runBlocking { try commands.purgeInbox() }
   }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
-  router.add(CartController(store: store, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
+  router.add(CartController(commands: commands, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
@@ -88,7 +91,7 @@ public func buildCartService(
     responder: router, logger: logger)
 
   return CartServiceApp(
-    router: router, store: store, http: http,
+    router: router, store: store, commands: commands, http: http,
     services: [publisher, relay, consumer, rpcServer, rpcClient, sync, sweeper, inboxPurge, http],
     metrics: metrics)
 }
@@ -102,8 +105,8 @@ public func loadDemoPromotions(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
   defer { database.close() }
-  let store = CartStore(
-    database: database, clock: clock, ids: TimeOrderedIDs(),
+  let commands = CartCommands(
+    store: CartStore(database: database), clock: clock, ids: TimeOrderedIDs(),
     publishesChanges: configuration.publishesCartChanges)
-  return try Promotion.demo.filter { try store.upsertPromotion($0, correlationID: nil) }.count
+  return try Promotion.demo.filter { try commands.upsertPromotion($0, correlationID: nil) }.count
 }

@@ -110,3 +110,11 @@ extension StrictBody {
     try decode(from: data, mappingErrors: CartError.init)
   }
 }
+
+extension CartError {
+  /// Why a hub the catalogue copy does not know has no cart: the copy is still being filled
+  /// (retry soon), or there is no such hub.
+  static func missingHub(_ id: HubID, catalogueSynced: Bool) -> CartError {
+    catalogueSynced ? .unknownHub(id) : .catalogueLoading
+  }
+}

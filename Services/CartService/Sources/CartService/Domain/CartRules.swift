@@ -1,7 +1,8 @@
 import GrocerContracts
 import GrocerCore
 
-/// What a quantity request or a stock change does to one line, as pure functions.
+/// What a quantity request, a stock change, a reservation shortfall or an order does to a line or
+/// a cart, as pure functions.
 public enum CartRules {
   /// Quantities a customer may ask for; 0 removes the line.
   public static let quantityRange = 0...99
@@ -33,5 +34,27 @@ public enum CartRules {
       changes.append(.priceChanged(sku: event.sku, from: oldPrice, to: event.price))
     }
     return (kept, changes)
+  }
+
+  /// A line holding `held` after a reservation found `count`: the quantity it keeps and the
+  /// adjustment, or nil when StockService has enough (or the cart holds none).
+  public static func shortfall(held: Int, count: CartCheckoutRequest.Count) -> (
+    quantity: Int, change: CartAdjustment.Change?
+  )? {
+    guard held > 0, count.available < held else { return nil }
+    return clamp(sku: count.sku, requested: held, available: max(0, count.available))
+  }
+
+  /// Whether a confirmed order empties the cart (its lines, promo and adjustments): not one that
+  /// is empty already.
+  public static func orderEmpties(hasLines: Bool, promo: String?) -> Bool {
+    hasLines || promo != nil
+  }
+
+  /// The checkout question for `asked` against the cart at `current`: whether it matches, and
+  /// whether the cart is then held as in checkout (an empty cart at version 0 never is).
+  public static func checkout(asked: Int64?, current: Int64) -> (matches: Bool, holds: Bool) {
+    let matches = asked == current
+    return (matches, matches && current > 0)
   }
 }

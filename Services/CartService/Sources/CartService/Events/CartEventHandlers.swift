@@ -8,7 +8,7 @@ import GrocerRuntime
 /// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after
 /// the effect and its inbox row are committed; a payload that cannot be read is dead-lettered.
 struct CartEventHandler: Sendable {
-  let store: CartStore
+  let commands: CartCommands
   let consumer: String
   let logger: Logger
 
@@ -32,7 +32,7 @@ struct CartEventHandler: Sendable {
     let jobs = works.map(\.work)
     let results: [(any Error)?]
     do {
-      results = try await store.database.onWriterQueue {
+      results = try await commands.store.database.onWriterQueue {
         jobs.map { job -> (any Error)? in
           do {
             try job()
@@ -62,9 +62,9 @@ struct CartEventHandler: Sendable {
     case work(String, @Sendable () throws -> Void)
   }
 
-  /// What to do with one delivery: ack it as is, dead-letter it, or apply `work` to the store.
+  /// What to do with one delivery: ack it as is, dead-letter it, or apply `work` (a use case).
   private func prepare(_ delivery: AMQPDelivery) -> Prepared {
-    let (store, consumer, logger) = (self.store, self.consumer, self.logger)
+    let (commands, consumer, logger) = (self.commands, self.consumer, self.logger)
     // The routing key is the event's type: each body is read once, straight into its payload's
     // type (no JSONValue tree decoded twice).
     let type = delivery.routingKey
@@ -75,7 +75,7 @@ struct CartEventHandler: Sendable {
         let envelope = try TypedEventEnvelope<StockChanged>.decode(delivery.body, type: type)
         let event = envelope.payload
         work = {
-          let carts = try store.applyStockChanged(
+          let carts = try commands.applyStockChanged(
             event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
             correlationID: envelope.correlationId)
           if carts > 0 {
@@ -85,7 +85,7 @@ struct CartEventHandler: Sendable {
       case StockEventType.hubChanged:
         let envelope = try TypedEventEnvelope<HubChanged>.decode(delivery.body, type: type)
         work = {
-          _ = try store.applyHubChanged(
+          _ = try commands.applyHubChanged(
             envelope.payload, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
             correlationID: envelope.correlationId)
         }
@@ -98,7 +98,7 @@ struct CartEventHandler: Sendable {
           return .none
         }
         work = {
-          _ = try store.applyOrderConfirmed(
+          _ = try commands.applyOrderConfirmed(
             user: user, hub: hub, messageID: envelope.id, consumer: consumer,
             correlationID: envelope.correlationId)
         }
@@ -115,7 +115,7 @@ struct CartEventHandler: Sendable {
 
 /// Answers OrderService's checkout questions over request/reply (`CartCheckoutRequest`).
 struct CheckoutResponder: Sendable {
-  let store: CartStore
+  let commands: CartCommands
   let logger: Logger
 
   func handle(_ delivery: AMQPDelivery) async -> Data {
@@ -137,19 +137,19 @@ struct CheckoutResponder: Sendable {
         cart: nil, matches: false,
         error: RemoteError(code: "badRequest", detail: "`hub` and `userId` are required"))
     }
-    let store = self.store
+    let commands = self.commands
     do {
       switch request.kind {
       case .price:
         // On the writer queue: checkouts handled at once commit together with the events.
-        let (cart, matches) = try await store.database.onWriterQueue {
-          try store.checkout(user: request.userId, hub: request.hub, version: request.cartVersion)
+        let (cart, matches) = try await commands.store.database.onWriterQueue {
+          try commands.checkout(user: request.userId, hub: request.hub, version: request.cartVersion)
         }
         return CartCheckoutReply(cart: cart, matches: matches)
       case .applyCounts:
         let counts = request.counts ?? []
-        let cart = try await store.database.onWriterQueue {
-          try store.applyCounts(
+        let cart = try await commands.store.database.onWriterQueue {
+          try commands.applyCounts(
             user: request.userId, hub: request.hub, counts: counts, correlationID: correlationID)
         }
         return CartCheckoutReply(cart: cart, matches: request.cartVersion == cart.version)

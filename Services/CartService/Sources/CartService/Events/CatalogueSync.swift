@@ -14,7 +14,7 @@ import Synchronization
 /// whose events this service never received (its queue did not exist yet) is still usable.
 final class CatalogueSync: LifecycleService {
   let name = "catalogue-sync"
-  private let store: CartStore
+  private let commands: CartCommands
   private let client: AMQPRPCClient
   private let queue: String
   private let timeout: Duration
@@ -27,8 +27,8 @@ final class CatalogueSync: LifecycleService {
   /// A hub is asked for on demand at most once per this long.
   static let askInterval = Duration.seconds(30)
 
-  init(store: CartStore, client: AMQPRPCClient, queue: String, timeout: Duration, logger: Logger) {
-    self.store = store
+  init(commands: CartCommands, client: AMQPRPCClient, queue: String, timeout: Duration, logger: Logger) {
+    self.commands = commands
     self.client = client
     self.queue = queue
     self.timeout = timeout
@@ -36,7 +36,7 @@ final class CatalogueSync: LifecycleService {
   }
 
   func start() async throws {
-    guard try !store.catalogueSynced() else { return }
+    guard try !commands.store.catalogueSynced() else { return }
     let loop = Task { [self] in
       var delay = Duration.milliseconds(500)
       while !Task.isCancelled {
@@ -82,8 +82,8 @@ final class CatalogueSync: LifecycleService {
       // A caller waits on this: ask briefly.
       let hubs = try await ask(.hubs, timeout: min(timeout, .seconds(2))).hubs
       guard let found = hubs?.first(where: { $0.value.hub == hub }) else { return false }
-      let store = self.store
-      try await runBlocking { try store.applyCatalogue(hubs: [found], products: []) }
+      let commands = self.commands
+      try await runBlocking { try commands.applyCatalogue(hubs: [found], products: []) }
       let products = try await fillProducts(of: hub)
       logger.info("hub filled in on demand from stock-service", ["hub": hub, "products": "\(products)"])
       return true
@@ -95,24 +95,24 @@ final class CatalogueSync: LifecycleService {
 
   /// One complete pass; throws if any request fails (the next pass starts over, harmlessly).
   func syncOnce() async throws -> (hubs: Int, products: Int) {
-    let store = self.store
+    let commands = self.commands
     let hubs = try await ask(.hubs).hubs ?? []
-    try await runBlocking { try store.applyCatalogue(hubs: hubs, products: []) }
+    try await runBlocking { try commands.applyCatalogue(hubs: hubs, products: []) }
     var products = 0
     for hub in hubs { products += try await fillProducts(of: hub.value.hub) }
-    try await runBlocking { try store.markCatalogueSynced() }
+    try await runBlocking { try commands.markCatalogueSynced() }
     return (hubs.count, products)
   }
 
   /// Every product of `hub`, page by page; returns how many.
   private func fillProducts(of hub: HubID) async throws -> Int {
-    let store = self.store
+    let commands = self.commands
     var count = 0
     var after: SKU?
     repeat {
       let page = try await ask(.products(hub: hub, after: after))
       let items = page.products ?? []
-      try await runBlocking { try store.applyCatalogue(hubs: [], products: items) }
+      try await runBlocking { try commands.applyCatalogue(hubs: [], products: items) }
       count += items.count
       after = page.next
     } while after != nil

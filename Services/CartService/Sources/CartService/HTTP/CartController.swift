@@ -8,9 +8,10 @@ import GrocerStorage
 /// CartService's HTTP API: the customer's cart at a hub, and staff promo codes.
 ///
 /// Every cart route needs a token; the cart is the token's `sub`'s, so another user's cart is
-/// simply never addressed. Writes run on the database's writer, one transaction each.
+/// simply never addressed. Each endpoint maps its request to one use case (`CartCommands`);
+/// writes run on the database's writer, one transaction each.
 struct CartController: Sendable {
-  let store: CartStore
+  let commands: CartCommands
   let clock: any WallClock
   /// Fills in a hub the catalogue copy does not know, if StockService has it (true then).
   let fillHub: @Sendable (HubID) async -> Bool
@@ -101,7 +102,7 @@ struct CartController: Sendable {
   @Sendable func cartFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
     let (user, hub) = try Self.owner(request)
     let seen = try Self.seenVersion(request)
-    guard let bytes = store.replies.reply(user: user, hub: hub, seenVersion: seen, now: clock.now()) else {
+    guard let bytes = commands.replies.reply(user: user, hub: hub, seenVersion: seen, now: clock.now()) else {
       return nil
     }
     return Self.cartResponse(bytes)
@@ -120,7 +121,7 @@ struct CartController: Sendable {
   @Sendable func putItemQueued(
     _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
   ) {
-    let write: @Sendable (CartStore) throws -> CartView
+    let write: @Sendable (CartCommands) throws -> CartView
     let hub: HubID
     do {
       (hub, write) = try Self.quantityWrite(request)
@@ -128,8 +129,8 @@ struct CartController: Sendable {
       done(.failure(error))
       return
     }
-    let store = self.store
-    store.database.submitWrite({ try write(store) }) { result in
+    let commands = self.commands
+    commands.store.database.submitWrite({ try write(commands) }) { result in
       switch result {
       case .success(let view):
         DispatchQueue.global().async { done(.success(Self.cartResponse(view.jsonBytes()))) }
@@ -147,7 +148,7 @@ struct CartController: Sendable {
 
   /// The quantity PUT's checks, and the write it asks for.
   static func quantityWrite(_ request: HTTPRequest) throws -> (
-    HubID, @Sendable (CartStore) throws -> CartView
+    HubID, @Sendable (CartCommands) throws -> CartView
   ) {
     let (user, hub) = try owner(request)
     let sku = try request.pathParameter("sku")
@@ -177,7 +178,7 @@ struct CartController: Sendable {
 
   @Sendable func getPromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
     let code = try Self.code(request)
-    guard let promo = try await run(writes: false, { try $0.promotion(code) }) else {
+    guard let promo = try await run(writes: false, { try $0.store.promotion(code) }) else {
       throw Self.http(.promotionNotFound(code))
     }
     return try HTTPResponse.json(value: promo)
@@ -196,7 +197,7 @@ struct CartController: Sendable {
 
   @Sendable func deletePromotion(_ request: HTTPRequest) async throws -> HTTPResponse {
     let code = try Self.code(request)
-    if let existing = try await run(writes: false, { try $0.promotion(code) }) {
+    if let existing = try await run(writes: false, { try $0.store.promotion(code) }) {
       try Self.requireStaff(request, for: existing)
     }
     let correlation = request.requestID
@@ -243,15 +244,17 @@ struct CartController: Sendable {
     do { return try T.decode(from: request.body, mappingErrors: CartError.init) } catch { throw http(error) }
   }
 
-  /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk). A
+  /// Runs a use case off the cooperative pool (SQLite blocks on its lock and the disk). A
   /// broken rule becomes its problem; storage trouble (busy, I/O) a 503 with `Retry-After`.
   ///
   /// Writes go to the database's writer queue, one at a time; reads to the blocking pool.
-  func run<T: Sendable>(writes: Bool, _ body: @escaping @Sendable (CartStore) throws -> T) async throws -> T {
-    let store = self.store
+  func run<T: Sendable>(writes: Bool, _ body: @escaping @Sendable (CartCommands) throws -> T) async throws
+    -> T
+  {
+    let commands = self.commands
     do {
-      if writes { return try await store.database.onWriterQueue { try body(store) } }
-      return try await runBlocking { try body(store) }
+      if writes { return try await commands.store.database.onWriterQueue { try body(commands) } }
+      return try await runBlocking { try body(commands) }
     } catch {
       throw Self.http(error)
     }
@@ -259,7 +262,7 @@ struct CartController: Sendable {
 
   /// `run` for a call that answers the whole cart of `hub`. A hub the copy does not know is
   /// asked for once at StockService before the answer is 404 (or 503 while the copy fills).
-  func stored(hub: HubID, writes: Bool, _ body: @escaping @Sendable (CartStore) throws -> CartView)
+  func stored(hub: HubID, writes: Bool, _ body: @escaping @Sendable (CartCommands) throws -> CartView)
     async throws
     -> HTTPResponse
   {

@@ -72,7 +72,7 @@ enum CartSchema {
           completed_at REAL NOT NULL
         );
         """),
-    // A count change reads only the lines holding more than the new count (`applyProduct`):
+    // A count change reads only the lines holding more than the new count (`StockChange.holdersAbove`):
     // with the quantity in the index that is a range seek, not a walk over every cart line of a
     // busy product (measured: ~30% of CartService's CPU under the order benchmark went to it).
     Migration(
