@@ -29,9 +29,15 @@ public struct ServiceFailure: Error, CustomStringConvertible {
 }
 
 /// How a running service tells its group that it is ready for the parts after it.
-public enum ServiceReadiness {
-  @TaskLocal static var current: (@Sendable () -> Void)?
+public final class ServiceReadiness: Sendable {
+  /// A class, not a closure: a task-local of function type crashes optimized builds
+  /// (swift_task_localValuePush) when bound inside a task group's child.
+  @TaskLocal static var current: ServiceReadiness?
+
+  private let ready: @Sendable () -> Void
+
+  init(_ ready: @escaping @Sendable () -> Void) { self.ready = ready }
 
   /// Lets the group start the next service. Does nothing outside a group or when called again.
-  public static func signal() { current?() }
+  public static func signal() { current?.ready() }
 }

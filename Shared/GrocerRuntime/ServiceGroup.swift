@@ -61,7 +61,7 @@ public final class ServiceGroup: Sendable {
         group.addTask {
           do {
             try await shutdown.scope {
-              try await ServiceReadiness.$current.withValue({ sink.yield(.ready(index)) }) {
+              try await ServiceReadiness.$current.withValue(ServiceReadiness { sink.yield(.ready(index)) }) {
                 try await service.run()
               }
             }
