@@ -159,9 +159,13 @@ public final class OrderStore: Sendable {
   {
     try database.write { db in
       let now = self.clock.now().timeIntervalSince1970
-      let stepName = try db.queryOne("SELECT step FROM orders WHERE order_id = ?", orderId)?.string(0)
-      guard let step = stepName.flatMap(SagaStep.init(rawValue:)) else {
-        throw OrderStoreError("no order \(orderId)")
+      // Read only where the step decides what to write; elsewhere the move's guard checks it.
+      func step() throws -> SagaStep {
+        let name = try db.queryOne("SELECT step FROM orders WHERE order_id = ?", orderId)?.string(0)
+        guard let step = name.flatMap(SagaStep.init(rawValue:)) else {
+          throw OrderStoreError("no order \(orderId)")
+        }
+        return step
       }
       var set: [String: SQLValue] = [:]
       switch change {
@@ -179,15 +183,15 @@ public final class OrderStore: Sendable {
           "next_attempt_at": .real(nextLookAt.timeIntervalSince1970),
         ]
       case .confirmed(let paymentId):
-        if step == .confirmed, let stored = try self.storedReply(orderId, in: db) { return stored }
+        if try step() == .confirmed, let stored = try self.storedReply(orderId, in: db) { return stored }
         set = ["payment_id": .text(paymentId), "payment_token": .null, "message": .null]
       case .declined(let paymentId, _, let message):
-        if step == .declined, let stored = try self.storedReply(orderId, in: db) { return stored }
+        if try step() == .declined, let stored = try self.storedReply(orderId, in: db) { return stored }
         set = ["payment_id": .text(paymentId), "payment_token": .null, "message": .text(message)]
       case .rejected:
         set["payment_token"] = .null
       case .abandoned(let compensate, let reason, _):
-        guard SagaStep.abandonable.contains(step) else { return nil }
+        guard SagaStep.abandonable.contains(try step()) else { return nil }
         try db.execute("DELETE FROM attempts WHERE order_id = ?", orderId)
         guard compensate else {
           try db.execute("DELETE FROM orders WHERE order_id = ?", orderId)
