@@ -78,7 +78,7 @@ import Testing
   /// An order left at `reserved` (the process died right after the reservation) is carried on
   /// by recovery after a restart. If the restart comes after StockService's reservation
   /// time-out (10 min), the hold is gone, yet the saga charges the customer without asking
-  /// StockService again: `reservation_expires_at` is written (OrderStore.recordReserved) but
+  /// StockService again: `reservation_expires_at` is written (`OrderStore.record(.reserved…)`) but
   /// never read. StockService then "confirms after expiry" and takes the goods off on hand,
   /// possibly goods already sold to someone else.
   @Test func aLapsedReservationIsNotChargedWithoutHoldingTheStockAgain() async throws {

@@ -6,8 +6,9 @@ import Testing
 
 @testable import OrderService
 
-/// `OrderStore.confirm` with the order the saga already holds (it skips decoding the stored cart):
-/// the event carries what was priced, and a second confirmation changes nothing.
+/// Confirming with the order the saga already holds (`OrderStore.record(.confirmed…)`, no
+/// decoding of the stored cart): the event carries what was priced, and a second confirmation
+/// changes nothing.
 @Suite struct ConfirmTests {
   @Test func theConfirmedEventCarriesThePricedCartFromTheOrderInHand() async throws {
     let world = try ReviewHarness()
