@@ -83,6 +83,11 @@ let package = Package(
       path: "Benchmarks/stock-lookup/Sources"),
 
     .executableTarget(
+      name: "grocer-bench-codecs",
+      dependencies: ["GrocerContracts", "GrocerCore", "GrocerAuth", "OrderService"],
+      path: "Benchmarks/codecs/Sources"),
+
+    .executableTarget(
       name: "grocer-bench-cart-store",
       dependencies: ["CartService", "GrocerContracts", "GrocerCore", "GrocerRuntime"],
       path: "Benchmarks/cart/Sources"),
@@ -160,6 +165,9 @@ let package = Package(
       name: "GrocerTestSupport",
       dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerTestSupport"),
+    .testTarget(
+      name: "GrocerContractsTests", dependencies: ["GrocerContracts", "GrocerCore"],
+      path: "Tests/GrocerContractsTests"),
     .testTarget(
       name: "GrocerCoreTests", dependencies: ["GrocerCore", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerCoreTests"),

@@ -344,8 +344,8 @@ public struct CartChanged: Codable, Hashable, Sendable {
 }
 
 extension CartView {
-  /// The reply's JSON, written by hand: the same bytes as `JSON.encode(self)`, several times
-  /// faster (the cart is CartService's hot path).
+  /// The reply's JSON, written by hand: the same bytes as `JSON.encode(self)` (every cart reply
+  /// writes one; Benchmarks/codecs).
   public func jsonBytes() -> [UInt8] {
     var out = JSONBytes(capacity: 256 + lines.count * 200 + adjustments.count * 80)
     out.beginObject()

@@ -45,7 +45,7 @@ public struct EventEnvelope: Codable, Hashable, Sendable {
 
   /// The message of the envelope around `payload`, written in one pass: the payload is encoded
   /// once and set into the envelope's text, without the `JSONValue` round trip of
-  /// `init(…payload:)` + `message()` (half the cost of a cart write, measured). Decodes to the
+  /// `init(…payload:)` + `message()`. Decodes to the
   /// same envelope.
   public static func message<Payload: Encodable>(
     id: String, type: String, occurredAt: Date, source: String, correlationId: String?,

@@ -1,7 +1,7 @@
 import Foundation
 
-/// JSON written by hand into bytes, for replies on hot paths where `JSONEncoder` costs more
-/// than everything else together (a cart reply: ~14 % of a cart write's CPU, measured).
+/// JSON written by hand into bytes, for replies and events on hot paths where `JSONEncoder`
+/// costs several times more (Benchmarks/codecs says which).
 ///
 /// The caller writes keys in sorted order, so the output is byte for byte what
 /// `JSON.encoder()` (sorted keys, RFC 3339 dates, unescaped slashes) writes for the same value;

@@ -1,7 +1,7 @@
 import Foundation
 
 /// JSON read by hand from bytes, for the few types decoded on every message of a hot path
-/// (`JSONDecoder`'s Codable machinery was most of a consumer's CPU per event, measured).
+/// (Benchmarks/codecs compares each with `JSONDecoder`).
 ///
 /// A pull reader: the caller walks objects key by key and reads each value with the method for
 /// its type; unknown keys are skipped with `skipValue`. Strict JSON (RFC 8259): anything else
