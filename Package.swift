@@ -40,9 +40,14 @@ let package = Package(
       path: "Shared/GrocerHTTPServer"),
     .target(
       name: "GrocerHTTPTesting", dependencies: ["GrocerHTTP", "GrocerCore"], path: "Shared/GrocerHTTPTesting"),
+    // Messaging's interface (queues, deliveries, dispositions, the connection's state machine, the
+    // request/reply seam; no C), apart from the librabbitmq client that implements it.
     .target(
-      name: "GrocerAMQP", dependencies: ["GrocerCore", "GrocerFastPath", "GrocerRuntime", "CRabbitMQ"],
-      path: "Shared/GrocerAMQP"),
+      name: "GrocerAMQP", dependencies: ["GrocerCore", "GrocerRuntime"], path: "Shared/GrocerAMQP"),
+    .target(
+      name: "GrocerRabbitMQ",
+      dependencies: ["GrocerAMQP", "GrocerCore", "GrocerFastPath", "GrocerRuntime", "CRabbitMQ"],
+      path: "Shared/GrocerRabbitMQ"),
     .target(
       name: "GrocerStorage", dependencies: ["GrocerCore", "GrocerRuntime", "CSQLite"],
       path: "Shared/GrocerStorage"),
@@ -61,7 +66,8 @@ let package = Package(
     .target(
       name: "GrocerOps",
       dependencies: [
-        "GrocerCore", "GrocerRuntime", "GrocerAuth", "GrocerAMQP", "GrocerContracts", "GrocerHTTPClient",
+        "GrocerCore", "GrocerRuntime", "GrocerAuth", "GrocerAMQP", "GrocerRabbitMQ", "GrocerContracts",
+        "GrocerHTTPClient",
         "GrocerStorage", "StockService", "TrackingService", "NotifyGateway", "APNsSimulator",
       ],
       path: "Tools/GrocerOps"),
@@ -74,7 +80,7 @@ let package = Package(
     // Benchmarks (commands, not tests; `make bench` runs Benchmarks/*/run.sh).
     .executableTarget(
       name: "grocer-bench-relay",
-      dependencies: ["GrocerCore", "GrocerRuntime", "GrocerStorage", "GrocerAMQP"],
+      dependencies: ["GrocerCore", "GrocerRuntime", "GrocerStorage", "GrocerAMQP", "GrocerRabbitMQ"],
       path: "Benchmarks/outbox-relay/Sources"),
 
     .executableTarget(
@@ -97,7 +103,7 @@ let package = Package(
       name: "StockService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/StockService/Sources/StockService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -109,7 +115,7 @@ let package = Package(
       name: "CartService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/CartService/Sources/CartService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -121,7 +127,7 @@ let package = Package(
       name: "OrderService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/OrderService/Sources/OrderService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -133,7 +139,7 @@ let package = Package(
       name: "TrackingService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
       ],
       path: "Services/TrackingService/Sources/TrackingService", resources: [.embedInCode("HTTP/openapi.json")]
     ),
@@ -146,7 +152,7 @@ let package = Package(
       name: "NotifyGateway",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
         "GrocerHTTPClient", "APNsSimulator",
       ],
       path: "Services/NotifyGateway/Sources/NotifyGateway", resources: [.embedInCode("HTTP/openapi.json")]),
@@ -163,7 +169,7 @@ let package = Package(
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport",
-      dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRuntime", "GrocerFastPath"],
+      dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerTestSupport"),
     .testTarget(
       name: "GrocerContractsTests", dependencies: ["GrocerContracts", "GrocerCore"],
@@ -175,14 +181,16 @@ let package = Package(
     .testTarget(
       name: "SystemTests",
       dependencies: [
-        "GrocerOps", "GrocerAuth", "GrocerAMQP", "GrocerCore", "GrocerContracts", "GrocerTestSupport",
+        "GrocerOps", "GrocerAuth", "GrocerAMQP", "GrocerRabbitMQ", "GrocerCore", "GrocerContracts",
+        "GrocerTestSupport",
         "GrocerRuntime", "GrocerFastPath",
       ],
       path: "Tests/SystemTests"),
     .testTarget(
       name: "GrocerOpsTests",
       dependencies: [
-        "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerAuth", "GrocerContracts", "GrocerTestSupport",
+        "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerAuth", "GrocerContracts",
+        "GrocerTestSupport",
         "GrocerRuntime",
         "GrocerFastPath", "GrocerStorage", "TrackingService", "APNsSimulator",
       ],
@@ -195,7 +203,9 @@ let package = Package(
       ], path: "Tests/GrocerHTTPTests"),
     .testTarget(
       name: "GrocerAMQPTests",
-      dependencies: ["GrocerAMQP", "GrocerCore", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath"],
+      dependencies: [
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerCore", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
+      ],
       path: "Tests/GrocerAMQPTests"),
     .testTarget(
       name: "GrocerStorageTests",
@@ -214,7 +224,8 @@ let package = Package(
     .testTarget(
       name: "StockServiceTests",
       dependencies: [
-        "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
+        "GrocerStorage",
         "GrocerAuth",
         "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
@@ -223,6 +234,7 @@ let package = Package(
       name: "CartServiceTests",
       dependencies: [
         "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP",
+        "GrocerRabbitMQ",
         "GrocerStorage", "GrocerAuth",
         "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
@@ -231,14 +243,16 @@ let package = Package(
       name: "OrderServiceTests",
       dependencies: [
         "OrderService", "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP",
-        "GrocerAMQP", "GrocerStorage", "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth", "GrocerTestSupport", "GrocerRuntime",
+        "GrocerFastPath",
         "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
       path: "Tests/OrderServiceTests"),
     .testTarget(
       name: "TrackingServiceTests",
       dependencies: [
-        "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
+        "GrocerStorage",
         "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer",
         "GrocerHTTPTesting",
       ],
@@ -246,7 +260,8 @@ let package = Package(
     .testTarget(
       name: "NotifyGatewayTests",
       dependencies: [
-        "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerStorage",
+        "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
+        "GrocerStorage",
         "GrocerAuth", "GrocerHTTPClient", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
         "GrocerHTTPServer", "GrocerHTTPTesting", "APNsSimulator",
       ],

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerCore
 import GrocerOps
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerAuth
+import GrocerRabbitMQ
 import GrocerTestSupport
 
 /// Checks the promises after a fault run, from the services' own data (their SQLite databases

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerRabbitMQ
 
 /// The parking queue of a service queue: `cart-service` and `cart-service.parking` both name it.
 func parkingQueue(_ name: String) -> String {

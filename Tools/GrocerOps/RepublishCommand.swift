@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerRuntime
 
 /// `grocer republish <queue> (--message-id ID | --all) [--limit N]`: after a fix, sends

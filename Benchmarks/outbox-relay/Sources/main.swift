@@ -11,6 +11,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerStorage
 

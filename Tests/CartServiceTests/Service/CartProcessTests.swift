@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerAuth
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerTestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPServer
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerTestSupport
 import Testing

@@ -4,6 +4,7 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRabbitMQ
 import GrocerStorage
 import GrocerTestSupport
 import Testing

@@ -6,6 +6,7 @@ import GrocerCore
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerHTTPTesting
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerStorage
 import GrocerTestSupport

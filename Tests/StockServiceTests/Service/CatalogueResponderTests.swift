@@ -2,6 +2,7 @@ import Foundation
 import GrocerAMQP
 import GrocerContracts
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerTestSupport
 import Testing
 

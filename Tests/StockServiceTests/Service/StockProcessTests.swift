@@ -1,5 +1,6 @@
 import Foundation
 import GrocerAMQP
+import GrocerRabbitMQ
 import GrocerTestSupport
 import Testing
 

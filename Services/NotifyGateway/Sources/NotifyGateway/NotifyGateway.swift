@@ -6,6 +6,7 @@ import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPServer
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerStorage
 

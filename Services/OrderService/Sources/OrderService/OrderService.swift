@@ -4,6 +4,7 @@ import GrocerAuth
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPServer
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerStorage
 

@@ -5,6 +5,7 @@ import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPServer
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerStorage
 

@@ -15,7 +15,7 @@ import Synchronization
 final class CatalogueSync: LifecycleService {
   let name = "catalogue-sync"
   private let commands: CartCommands
-  private let client: AMQPRPCClient
+  private let client: any AMQPRequester
   private let queue: String
   private let timeout: Duration
   private let logger: Logger
@@ -27,7 +27,7 @@ final class CatalogueSync: LifecycleService {
   /// A hub is asked for on demand at most once per this long.
   static let askInterval = Duration.seconds(30)
 
-  init(commands: CartCommands, client: AMQPRPCClient, queue: String, timeout: Duration, logger: Logger) {
+  init(commands: CartCommands, client: any AMQPRequester, queue: String, timeout: Duration, logger: Logger) {
     self.commands = commands
     self.client = client
     self.queue = queue

@@ -5,7 +5,7 @@ import GrocerCore
 
 /// `CheckoutClients` over one direct reply-to client.
 public struct BrokerCheckoutClients: CheckoutClients {
-  let client: AMQPRPCClient
+  let client: any AMQPRequester
   let cartQueue: String
   let reservationQueue: String
   let timeout: Duration

@@ -1,5 +1,6 @@
 import CRabbitMQ
 import Foundation
+import GrocerAMQP
 import GrocerCore
 import GrocerRuntime
 import Synchronization

@@ -1,5 +1,6 @@
 import CRabbitMQ
 import Foundation
+import GrocerAMQP
 import GrocerCore
 
 /// C strings that must outlive a librabbitmq call. `amqp_cstring_bytes` on a Swift String would

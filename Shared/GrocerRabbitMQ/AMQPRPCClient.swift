@@ -1,5 +1,6 @@
 import CRabbitMQ
 import Foundation
+import GrocerAMQP
 import GrocerCore
 import GrocerFastPath
 import GrocerRuntime
@@ -11,7 +12,7 @@ import GrocerRuntime
 /// amq.rabbitmq.reply-to` and a fresh `correlation_id`; the reply comes back on the same channel,
 /// which consumes `amq.rabbitmq.reply-to` (no-ack) before anything is published. The request
 /// carries `expiration` = the time-out, so a request nobody took in time is dropped by the broker.
-public final class AMQPRPCClient: LifecycleService, @unchecked Sendable {
+public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Sendable {
   /// The pseudo-queue of direct reply-to.
   static let replyQueue = "amq.rabbitmq.reply-to"
 

@@ -1,5 +1,6 @@
 import CRabbitMQ
 import Foundation
+import GrocerAMQP
 
 /// One-off broker chores over a short-lived connection on its own thread: inspecting and
 /// deleting queues (tests, operations scripts).
