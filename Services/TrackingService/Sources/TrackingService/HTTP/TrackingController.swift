@@ -65,22 +65,12 @@ struct TrackingController: Sendable {
     var token: String
   }
 
-  /// Hex digits, an even number of them, 66…400: a Live Activity push token is longer than a
-  /// device token's 64 (NotifyGateway's APNs rules use the same range).
-  static let tokenLengths = 66...400
-
   @Sendable func putToken(_ request: HTTPRequest) async throws -> HTTPResponse {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     let body = try Self.decode(TokenBody.self, request)
-    let token = body.token.lowercased()
-    guard Self.tokenLengths.contains(token.utf8.count), token.utf8.count.isMultiple(of: 2),
-      token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-    else {
-      throw Self.http(
-        TrackingError(
-          .invalid, "invalidToken", "`token` must be the Live Activity push token in hex (66–400 digits)"))
-    }
+    let token: String
+    do { token = try TrackingInput.liveActivityToken(body.token) } catch { throw Self.http(error) }
     let commands = self.commands
     let correlation = request.requestID
     try await Self.storage {
@@ -174,15 +164,10 @@ struct TrackingController: Sendable {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     let fix = try Self.decode(FixBody.self, request)
-    guard GeoPoint(lat: fix.lat, lng: fix.lng).isValid else {
-      throw Self.http(
-        TrackingError(.invalid, "invalidCoordinates", "`lat` must be in −90…90 and `lng` in −180…180"))
-    }
-    guard fix.recordedAt <= clock.now() + clockSkew else {
-      throw Self.http(
-        TrackingError(
-          .invalid, "fixInTheFuture", "`recordedAt` is in the future; send the time the fix was taken"))
-    }
+    do {
+      try TrackingInput.checkFix(
+        lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, now: clock.now(), clockSkew: clockSkew)
+    } catch { throw Self.http(error) }
     let commands = self.commands
     let correlation = request.requestID
     let change = try await Self.storage {
