@@ -27,7 +27,7 @@ import TrackingService
     let database = try SQLiteDatabase(
       path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: .discarding())
     defer { database.close() }
-    let store = TrackingStore(database: database, clock: SystemClock(), ids: RandomIDs())
+    let store = TrackingStore(database: database)
     let seeded = BenchSeed.orders(options)
     let record = try #require(try store.record(seeded[24].orderId))
     #expect(record.userId == "tb1-u000025")

@@ -24,12 +24,12 @@ import Testing
     (
       "liveactivity-arriving.json",
       PushPayloads.liveActivity(
-        snapshot(.arriving), event: .update, alert: PushPayloads.stageAlert(snapshot(.arriving)))
+        snapshot(.arriving), event: .update, alert: AlertText.stage(snapshot(.arriving)))
     ),
     (
       "liveactivity-end.json",
       PushPayloads.liveActivity(
-        snapshot(.delivered), event: .end, alert: PushPayloads.stageAlert(snapshot(.delivered)))
+        snapshot(.delivered), event: .end, alert: AlertText.stage(snapshot(.delivered)))
     ),
     (
       "alert-confirmed.json",
@@ -58,7 +58,7 @@ import Testing
   @Test func theBiggestCardStillFitsAndItsRequestPassesAPNsRules() {
     var snapshot = Self.snapshot(.cancelled, rider: String(repeating: "N", count: 300))
     snapshot.problem = String(repeating: "é", count: 500)
-    let payload = PushPayloads.liveActivity(snapshot, event: .end, alert: PushPayloads.stageAlert(snapshot))
+    let payload = PushPayloads.liveActivity(snapshot, event: .end, alert: AlertText.stage(snapshot))
     #expect(payload.count <= APNsRules.maximumPayload)
     let request = APNsRequest(
       token: String(repeating: "a", count: 160), pushType: .liveactivity,

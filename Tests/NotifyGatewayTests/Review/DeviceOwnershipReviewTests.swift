@@ -14,7 +14,7 @@ import Testing
     let device = NotifyFixture.deviceToken(201)
     #expect(
       await fixture.client.send("PUT", "/v1/devices/\(device)", headers: fixture.headers("ua")).status == 204)
-    try fixture.app.store.queueAlert(
+    try fixture.app.commands.queueAlert(
       AlertText(title: "Payment declined", body: "Card ending 4242 was declined"), user: "ua", orderId: "oa",
       occurredAt: fixture.clock.now(), messageID: "declined-oa", consumer: fixture.consumer)
     // Before the alert went out, user B signs in on that phone.

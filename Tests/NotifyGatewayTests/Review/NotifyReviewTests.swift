@@ -30,7 +30,7 @@ import Testing
     var cancelled = fixture.snapshot("r1", 2, .cancelled)
     cancelled.problem = Self.longText  // TrackingService accepts it (300 characters)
     let payload = PushPayloads.liveActivity(
-      cancelled, event: .end, alert: PushPayloads.stageAlert(cancelled))
+      cancelled, event: .end, alert: AlertText.stage(cancelled))
     #expect(payload.count <= APNsRules.maximumPayload, "payload is \(payload.count) bytes")
     try fixture.update(cancelled)
     await fixture.deliver()
@@ -74,7 +74,7 @@ import Testing
 
   /// A token registered while the push to the old token is in flight.
   final class TokenSwapTransport: APNsTransport {
-    let store = Mutex<NotifyStore?>(nil)
+    let commands = Mutex<NotifyCommands?>(nil)
     let swapTo: String
     let consumer: String
     let sent = Mutex<[APNsRequest]>([])
@@ -87,8 +87,8 @@ import Testing
         $0.append(request)
         return $0.count == 1
       }
-      if first, let store = store.withLock({ $0 }) {
-        try store.setActivityToken(
+      if first, let commands = commands.withLock({ $0 }) {
+        try commands.recordActivityToken(
           LiveActivityToken(orderId: "r4", userId: "u1", hub: "h1", token: swapTo), sequence: 2,
           messageID: "swap",
           consumer: consumer)
@@ -102,7 +102,7 @@ import Testing
     let unique = UUID().uuidString.prefix(6)
     let transport = TokenSwapTransport(swapTo: new, consumer: "swap-\(unique)")
     let fixture = try NotifyFixture(transport: transport)
-    transport.store.withLock { $0 = fixture.app.store }
+    transport.commands.withLock { $0 = fixture.app.commands }
     try fixture.activity("r4", token: old)
     try fixture.update(fixture.snapshot("r4", 5, .delivered))
     await fixture.deliver()
@@ -119,7 +119,7 @@ import Testing
   @Test func anOlderTokenEventRedeliveredAfterANewerOneDoesNotReplaceIt() async throws {
     let fixture = try NotifyFixture()
     let handler = NotifyEventHandler(
-      store: fixture.app.store, consumer: fixture.consumer, logger: .discarding(),
+      commands: fixture.app.commands, consumer: fixture.consumer, logger: .discarding(),
       coalesced: fixture.app.metrics.counter("review_coalesced", help: "test"), wake: {})
     func delivery(_ id: String, sequence: Int64, token: String) throws -> AMQPDelivery {
       let envelope = try EventEnvelope(

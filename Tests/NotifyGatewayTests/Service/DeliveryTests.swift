@@ -147,7 +147,7 @@ import Testing
     #expect(
       await fixture.client.send("DELETE", "/v1/devices/\(b)", headers: fixture.headers("u2"), body: "").status
         == 404)
-    try fixture.app.store.queueAlert(
+    try fixture.app.commands.queueAlert(
       AlertText(title: "Order confirmed", body: "We're packing your order."), user: "u1", orderId: "o8",
       occurredAt: fixture.clock.now(), messageID: "m-o8", consumer: fixture.consumer)
     await fixture.deliver()
@@ -159,7 +159,7 @@ import Testing
     }
     // A device unregistered at APNs is forgotten.
     fixture.app.simulator?.unregister(a)
-    try fixture.app.store.queueAlert(
+    try fixture.app.commands.queueAlert(
       AlertText(title: "Payment declined", body: "No."), user: "u1", orderId: "o9",
       occurredAt: fixture.clock.now(),
       messageID: "m-o9", consumer: fixture.consumer)

@@ -67,8 +67,8 @@ struct NotifyFixture {
   @discardableResult
   func update(
     _ snapshot: TrackingSnapshot, changed: [TrackingChange] = [.stage], user: String = "u1", id: String? = nil
-  ) throws -> NotifyStore.Queued {
-    try app.store.enqueue(
+  ) throws -> PendingUpdates.Queued {
+    try app.commands.queueUpdate(
       TrackingUpdated(userId: user, hub: "h1", snapshot: snapshot, changed: changed, previousStatus: .placed),
       occurredAt: clock.now(), messageID: id ?? "m-\(snapshot.orderId)-\(snapshot.version)",
       consumer: consumer)
@@ -76,7 +76,7 @@ struct NotifyFixture {
 
   /// `sequence`: the token event's (a replacement token needs a higher one).
   func activity(_ orderId: String, token: String, user: String = "u1", sequence: Int64 = 1) throws {
-    try app.store.setActivityToken(
+    try app.commands.recordActivityToken(
       LiveActivityToken(orderId: orderId, userId: user, hub: "h1", token: token), sequence: sequence,
       messageID: "t-\(orderId)-\(token)", consumer: consumer)
   }

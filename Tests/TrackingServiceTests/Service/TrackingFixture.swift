@@ -55,7 +55,7 @@ struct TrackingFixture {
   /// Creates the tracking of `orderId` as the consumer would.
   func place(_ orderId: String, user: String = "u1", hub: HubID = "h1") throws {
     try #require(
-      try app.store.create(
+      try app.commands.startTracking(
         confirmed(orderId, user: user, hub: hub), messageID: "m-\(orderId)",
         consumer: configuration.serviceName,
         correlationID: nil))

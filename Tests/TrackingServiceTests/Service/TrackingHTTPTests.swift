@@ -23,13 +23,13 @@ import Testing
     #expect(eta.earliest >= snapshot.generatedAt)
     #expect(eta.latest > eta.earliest)
     // The same event again, or the same order under another message id, creates nothing.
-    let store = fixture.app.store
+    let commands = fixture.app.commands
     #expect(
-      try !store.create(
+      try !commands.startTracking(
         fixture.confirmed("o1"), messageID: "m-o1", consumer: fixture.configuration.serviceName,
         correlationID: nil))
     #expect(
-      try !store.create(
+      try !commands.startTracking(
         fixture.confirmed("o1"), messageID: "other", consumer: fixture.configuration.serviceName,
         correlationID: nil))
     #expect(try fixture.updates("o1").count == 1)
@@ -213,7 +213,7 @@ import Testing
         try fixture.app.store.database.read { _ in try fixture.app.store.record("o1") })
       #expect(
         polled.bodyString == String(decoding: try JSON.encode(stored.snapshot), as: UTF8.self), "\(step)")
-      #expect(fixture.app.store.replies.entry("o1")?.version == stored.version, "\(step)")
+      #expect(fixture.app.commands.replies.entry("o1")?.version == stored.version, "\(step)")
     }
     try await check("created")
     _ = await fixture.status("o1", #"{"status":"picking"}"#)
@@ -224,7 +224,7 @@ import Testing
     _ = await fixture.fix("o1", lat: 52.52, lng: 13.40, at: fixture.clock.now())
     try await check("fix")
     fixture.clock.advance(by: 3600)
-    _ = try fixture.app.store.refreshLateETAs()
+    _ = try fixture.app.commands.refreshLateETAs()
     try await check("late")
     // A rider assigned to it reads it from memory too; a stranger gets 404 there as well.
     #expect(await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.rider()).status == 200)
@@ -237,10 +237,10 @@ import Testing
     _ = await fixture.status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
     _ = await fixture.fix("o1", lat: 52.535, lng: 13.41, at: fixture.clock.now())
     let before = try await fixture.tracking("o1")
-    #expect(try fixture.app.store.refreshLateETAs() == 0, "on time")
+    #expect(try fixture.app.commands.refreshLateETAs() == 0, "on time")
     // No news from the rider for long after the range ended.
     fixture.clock.advance(by: 3600)
-    #expect(try fixture.app.store.refreshLateETAs() == 1)
+    #expect(try fixture.app.commands.refreshLateETAs() == 1)
     let after = try await fixture.tracking("o1")
     #expect(after.version == before.version + 1)
     let eta = try #require(after.eta)

@@ -7,7 +7,7 @@ import TrackingService
 
 /// `grocer seed-bench tracking --orders N [--hub ID] [--prefix P]`: creates the tracking of N
 /// synthetic orders straight in the data directory, as `order.confirmed` would (through
-/// `TrackingStore.create`, so each also gets its `tracking.updated` in the outbox), and prints
+/// `TrackingCommands.startTracking`, so each also gets its `tracking.updated` in the outbox), and prints
 /// one line per order, `orderId<TAB>userId<TAB>destLat<TAB>destLng`. For the benchmark in
 /// `Benchmarks/tracking/`: placing 5,000 real orders through Order/Cart/StockService would take
 /// minutes and measure those services instead.
@@ -100,9 +100,11 @@ public enum BenchSeed {
     return String(repeating: "0", count: max(0, 6 - digits.count)) + digits
   }
 
-  /// Creates every order's tracking in `store`, one transaction each (as the consumer does).
+  /// Creates every order's tracking through `commands`, one transaction each (as the consumer does).
   /// Returns how many were new.
-  public static func seed(_ orders: [SeededOrder], hub: HubID, into store: TrackingStore, consumer: String)
+  public static func seed(
+    _ orders: [SeededOrder], hub: HubID, into commands: TrackingCommands, consumer: String
+  )
     throws -> Int
   {
     let now = Date()
@@ -111,7 +113,7 @@ public enum BenchSeed {
       let confirmed = OrderConfirmed(
         orderId: order.orderId, userId: order.userId, hub: hub, cartVersion: 1, lines: [],
         totals: .zero("EUR"), deliverTo: order.destination, paymentId: "pay-\(order.orderId)", placedAt: now)
-      if try store.create(
+      if try commands.startTracking(
         confirmed, messageID: "seed-\(order.orderId)", consumer: consumer, correlationID: nil)
       {
         created += 1
@@ -130,9 +132,10 @@ public enum BenchSeed {
     let database = try SQLiteDatabase(
       path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
     defer { database.close() }
-    let store = TrackingStore(database: database, clock: SystemClock(), ids: RandomIDs())
+    let commands = TrackingCommands(
+      store: TrackingStore(database: database), clock: SystemClock(), ids: RandomIDs())
     let seeded = orders(options)
-    let created = try seed(seeded, hub: options.hub, into: store, consumer: configuration.serviceName)
+    let created = try seed(seeded, hub: options.hub, into: commands, consumer: configuration.serviceName)
     return (
       created,
       seeded.map { "\($0.orderId)\t\($0.userId)\t\($0.destination.lat)\t\($0.destination.lng)" }

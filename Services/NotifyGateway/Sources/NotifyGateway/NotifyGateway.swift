@@ -15,6 +15,8 @@ import GrocerStorage
 public struct NotifyGatewayApp: Sendable {
   public let router: Router
   public let store: NotifyStore
+  /// The use cases the consumer and the controller call.
+  public let commands: NotifyCommands
   public let engine: DeliveryEngine
   public let simulator: APNsSimulator?
   public let http: HTTPServer
@@ -55,7 +57,8 @@ public func buildNotifyGateway(
   let transportServices = (chosen as? any LifecycleService).map { [$0] } ?? []
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)
-  let store = NotifyStore(database: database, clock: clock, updateLifetime: configuration.updateLifetime)
+  let store = NotifyStore(database: database)
+  let commands = NotifyCommands(store: store, clock: clock, updateLifetime: configuration.updateLifetime)
   var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
   engineOptions.concurrency = configuration.concurrency
   engineOptions.onDelivered = onDelivered
@@ -66,7 +69,7 @@ public func buildNotifyGateway(
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let handler = NotifyEventHandler(
-    store: store, consumer: configuration.serviceName, logger: logger,
+    commands: commands, consumer: configuration.serviceName, logger: logger,
     coalesced: metrics.counter(
       "push_coalesced_total", help: "Updates replaced by a newer one before sending."),
     wake: { engine.wake() })
@@ -77,14 +80,12 @@ public func buildNotifyGateway(
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     prefetch: 500, maximumBatch: 256, logger: logger, metrics: metrics, batchHandler: handler.handle)
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
-    _ = try await database.onWriterQueue {
-      try database.write { try Inbox.purge(olderThan: clock.now() - 7 * 86_400, in: $0) }
-    }
+    _ = try await database.onWriterQueue { try commands.purgeInbox() }
   }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
-  router.add(NotifyController(store: store, simulator: simulator).routes)
+  router.add(NotifyController(commands: commands, simulator: simulator).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
@@ -96,6 +97,6 @@ public func buildNotifyGateway(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8085),
     responder: router, logger: logger)
   return NotifyGatewayApp(
-    router: router, store: store, engine: engine, simulator: simulator, http: http,
+    router: router, store: store, commands: commands, engine: engine, simulator: simulator, http: http,
     services: transportServices + [engine, consumer, inboxPurge, http], metrics: metrics)
 }

@@ -14,6 +14,8 @@ import GrocerStorage
 public struct TrackingServiceApp: Sendable {
   public let router: Router
   public let store: TrackingStore
+  /// The use cases the controller and the consumer call.
+  public let commands: TrackingCommands
   public let http: HTTPServer
   /// Relay, consumer, sweepers and HTTP, in the order they start.
   public let services: [any LifecycleService]
@@ -33,14 +35,15 @@ public func buildTrackingService(
 ) throws -> TrackingServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
-  let store = TrackingStore(
-    database: database, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)
+  let store = TrackingStore(database: database)
+  let commands = TrackingCommands(
+    store: store, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
     configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
   let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
-  let handler = OrderConfirmedHandler(store: store, consumer: configuration.serviceName, logger: logger)
+  let handler = OrderConfirmedHandler(commands: commands, consumer: configuration.serviceName, logger: logger)
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
     queue: QueueSpec(
@@ -51,19 +54,17 @@ public func buildTrackingService(
   let etaSweep = PeriodicTask(
     name: "eta-sweep", interval: .milliseconds(Int(configuration.etaSweepInterval * 1000)), logger: logger
   ) {
-    _ = try await database.onWriterQueue { try store.refreshLateETAs() }
+    _ = try await database.onWriterQueue { try commands.refreshLateETAs() }
   }
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
-    _ = try await database.onWriterQueue {
-      try database.write { try Inbox.purge(olderThan: clock.now() - 7 * 86_400, in: $0) }
-    }
+    _ = try await database.onWriterQueue { try commands.purgeInbox() }
   }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(
     TrackingController(
-      store: store, clock: clock, finishedRetention: configuration.finishedRetention,
+      commands: commands, clock: clock, finishedRetention: configuration.finishedRetention,
       clockSkew: configuration.clockSkew
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
@@ -78,7 +79,7 @@ public func buildTrackingService(
     responder: router, logger: logger)
 
   return TrackingServiceApp(
-    router: router, store: store, http: http,
+    router: router, store: store, commands: commands, http: http,
     services: [publisher, relay, consumer, etaSweep, inboxPurge, http],
     metrics: metrics)
 }

@@ -42,7 +42,7 @@ public struct PushPolicy: Sendable {
 
   public struct Push: Sendable, Hashable {
     public var priority: Int
-    public var event: PushPayloads.Event
+    public var event: LiveActivityEvent
     public var alert: AlertText?
     /// Wanted priority 10, sent at 5 because the budget was used up.
     public var downgraded: Bool
@@ -71,7 +71,7 @@ public struct PushPolicy: Sendable {
     guard snapshot.version > state.lastVersion else { return (.skip(.stale), state) }
     next.lastVersion = snapshot.version
     let content = LiveActivityContent(snapshot)
-    let event: PushPayloads.Event
+    let event: LiveActivityEvent
     let wantsHigh: Bool
     if snapshot.status.isTerminal {
       event = .end
@@ -100,7 +100,7 @@ public struct PushPolicy: Sendable {
     next.ended = event == .end
     let timestamp = max(LiveActivityContent.seconds(snapshot.generatedAt), state.lastTimestamp + 1)
     next.lastTimestamp = timestamp
-    let alert = PushPayloads.stageAlert(snapshot)
+    let alert = AlertText.stage(snapshot)
     return (
       .send(
         Push(priority: priority, event: event, alert: alert, downgraded: downgraded, timestamp: timestamp)),

@@ -6,9 +6,10 @@ import GrocerRuntime
 
 /// What NotifyGateway consumes: `tracking.updated` (the newest per order waits for delivery),
 /// `liveActivity.token`, and order outcomes (alerts on the customer's devices). Each once, by
-/// message id; acked after the effect is committed; unreadable payloads are dead-lettered.
+/// message id; acked after the effect is committed; unreadable payloads are dead-lettered. Each
+/// message maps to one use case of `NotifyCommands`.
 struct NotifyEventHandler: Sendable {
-  let store: NotifyStore
+  let commands: NotifyCommands
   let consumer: String
   let logger: Logger
   let coalesced: Counter
@@ -24,7 +25,7 @@ struct NotifyEventHandler: Sendable {
   /// one that fails is retried alone).
   func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
     var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
-    var works: [(Int, String, @Sendable (NotifyStore) throws -> Void)] = []
+    var works: [(Int, String, @Sendable (NotifyCommands) throws -> Void)] = []
     for (index, delivery) in deliveries.enumerated() {
       switch prepare(delivery) {
       case .none: break
@@ -33,12 +34,12 @@ struct NotifyEventHandler: Sendable {
       }
     }
     guard !works.isEmpty else { return dispositions }
-    let store = self.store
+    let commands = self.commands
     let jobs = works.map(\.2)
     let results: [Bool]
     do {
-      results = try await store.database.onWriterQueue {
-        jobs.map { job in (try? job(store)) != nil }
+      results = try await commands.store.database.onWriterQueue {
+        jobs.map { job in (try? job(commands)) != nil }
       }
     } catch {
       logger.error(
@@ -59,7 +60,7 @@ struct NotifyEventHandler: Sendable {
     case none
     /// Unreadable: dead-letter.
     case reject
-    case work(String, @Sendable (NotifyStore) throws -> Void)
+    case work(String, @Sendable (NotifyCommands) throws -> Void)
   }
 
   private func prepare(_ delivery: AMQPDelivery) -> Prepared {
@@ -72,7 +73,7 @@ struct NotifyEventHandler: Sendable {
         let event = try TypedEventEnvelope<TrackingUpdated>.decode(delivery.body, type: type)
         let (id, at, update) = (event.id, event.occurredAt, event.payload)
         return .work(type) {
-          if try $0.enqueue(update, occurredAt: at, messageID: id, consumer: consumer) == .coalesced {
+          if try $0.queueUpdate(update, occurredAt: at, messageID: id, consumer: consumer) == .coalesced {
             coalesced.increment()
           }
         }
@@ -80,23 +81,23 @@ struct NotifyEventHandler: Sendable {
         let event = try TypedEventEnvelope<LiveActivityToken>.decode(delivery.body, type: type)
         let (id, sequence, token) = (event.id, event.sequence, event.payload)
         return .work(type) {
-          _ = try $0.setActivityToken(token, sequence: sequence, messageID: id, consumer: consumer)
+          _ = try $0.recordActivityToken(token, sequence: sequence, messageID: id, consumer: consumer)
         }
       case OrderEventType.confirmed:
         let event = try TypedEventEnvelope<OrderConfirmed>.decode(delivery.body, type: type)
         let (id, at, order) = (event.id, event.occurredAt, event.payload)
         return .work(type) {
           _ = try $0.queueAlert(
-            AlertText(title: "Order confirmed", body: "We're packing your order."), user: order.userId,
-            orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
+            .orderConfirmed, user: order.userId, orderId: order.orderId, occurredAt: at, messageID: id,
+            consumer: consumer)
         }
       case OrderEventType.declined:
         let event = try TypedEventEnvelope<OrderEnded>.decode(delivery.body, type: type)
         let (id, at, order) = (event.id, event.occurredAt, event.payload)
         return .work(type) {
           _ = try $0.queueAlert(
-            AlertText(title: "Payment declined", body: order.message ?? "Your payment did not go through."),
-            user: order.userId, orderId: order.orderId, occurredAt: at, messageID: id, consumer: consumer)
+            .paymentDeclined(order.message), user: order.userId, orderId: order.orderId, occurredAt: at,
+            messageID: id, consumer: consumer)
         }
       default:
         return .none

@@ -6,7 +6,7 @@ import GrocerHTTP
 /// NotifyGateway's HTTP API: the app registers and removes its device token; operators (and
 /// tests) read what the APNs simulator received.
 struct NotifyController: Sendable {
-  let store: NotifyStore
+  let commands: NotifyCommands
   /// Set when pushes go to the simulator.
   let simulator: APNsSimulator?
 
@@ -34,9 +34,9 @@ struct NotifyController: Sendable {
   @Sendable func putDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
     guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
     let token = try Self.deviceToken(request)
-    let store = self.store
+    let commands = self.commands
     try await Self.storage {
-      try await store.database.onWriterQueue { try store.registerDevice(token, user: user) }
+      try await commands.store.database.onWriterQueue { try commands.registerDevice(token, user: user) }
     }
     return .noContent()
   }
@@ -44,10 +44,10 @@ struct NotifyController: Sendable {
   @Sendable func deleteDevice(_ request: HTTPRequest) async throws -> HTTPResponse {
     guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
     let token = try Self.deviceToken(request)
-    let store = self.store
+    let commands = self.commands
     guard
       try await Self.storage({
-        try await store.database.onWriterQueue { try store.removeDevice(token, user: user) }
+        try await commands.store.database.onWriterQueue { try commands.removeDevice(token, user: user) }
       })
     else { throw HTTPError.notFound(code: "deviceNotFound", detail: "this token is not registered for you") }
     return .noContent()

@@ -75,6 +75,16 @@ public struct ETAModel: Sendable {
     return honest(earliest: raw.0, latest: raw.1, now: now)
   }
 
+  /// The range of `record` at `now`: none once the order is finished; a problem keeps the
+  /// estimate of the stage it interrupted.
+  public func estimate(_ record: TrackingRecord, now: Date) -> ETARange? {
+    guard !record.state.status.isTerminal else { return nil }
+    return estimate(
+      Input(
+        stage: record.state.stage, stageSince: record.stageSince, fix: record.riderView,
+        destination: record.destination), now: now)
+  }
+
   /// Never before `now`, at least `minimumWidth` wide, on whole minutes (rounded up, so
   /// rounding never brings a time before `now`).
   public func honest(earliest: Date, latest: Date, now: Date) -> ETARange {

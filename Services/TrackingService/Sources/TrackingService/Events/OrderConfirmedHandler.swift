@@ -8,7 +8,7 @@ import GrocerRuntime
 /// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that
 /// cannot be read is dead-lettered; an event of another type is ignored.
 struct OrderConfirmedHandler: Sendable {
-  let store: TrackingStore
+  let commands: TrackingCommands
   let consumer: String
   let logger: Logger
 
@@ -29,10 +29,10 @@ struct OrderConfirmedHandler: Sendable {
         "unreadable order.confirmed dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
       return .reject
     }
-    let (store, consumer) = (self.store, self.consumer)
+    let (commands, consumer) = (self.commands, self.consumer)
     do {
-      let created = try await store.database.onWriterQueue {
-        try store.create(
+      let created = try await commands.store.database.onWriterQueue {
+        try commands.startTracking(
           order, messageID: envelope.id, consumer: consumer, correlationID: envelope.correlationId)
       }
       if created { logger.info("tracking started", ["order.id": order.orderId, "hub": order.hub]) }

@@ -9,7 +9,7 @@ import GrocerRuntime
 ///
 /// Someone else's order is a 404, exactly as if it did not exist.
 struct TrackingController: Sendable {
-  let store: TrackingStore
+  let commands: TrackingCommands
   let clock: any WallClock
   /// How long a finished order stays in `GET /v1/orders/active`.
   let finishedRetention: TimeInterval
@@ -33,9 +33,9 @@ struct TrackingController: Sendable {
   @Sendable func active(_ request: HTTPRequest) async throws -> HTTPResponse {
     let principal = try Self.principal(request)
     let since = clock.now() - finishedRetention
-    let store = self.store
+    let commands = self.commands
     let records = try await Self.storage {
-      try await runBlocking { try store.active(user: principal.subject, finishedSince: since) }
+      try await runBlocking { try commands.active(user: principal.subject, finishedSince: since) }
     }
     return try Self.json(["orders": records.map(\.snapshot)])
   }
@@ -44,23 +44,18 @@ struct TrackingController: Sendable {
   @Sendable func trackingFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
-    guard let entry = store.replies.entry(id), let body = entry.body else { return nil }
-    let allowed =
-      switch principal.role {
-      case .customer: principal.subject == entry.userId
-      case .staff: principal.isStaff(of: entry.hub)
-      case .rider: entry.riderId == principal.subject
-      }
-    guard allowed else { throw Self.http(.notFound(id)) }
+    guard let entry = commands.replies.entry(id), let body = entry.body else { return nil }
+    guard TrackingAccess.mayRead(principal, userId: entry.userId, hub: entry.hub, riderId: entry.riderId)
+    else { throw Self.http(.notFound(id)) }
     return HTTPResponse.json(bytes: body, headers: ["Cache-Control": "private, no-store"])
   }
 
   @Sendable func tracking(_ request: HTTPRequest) async throws -> HTTPResponse {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
-    let store = self.store
-    guard let record = try await Self.storage({ try await runBlocking { try store.record(id) } }),
-      Self.mayRead(principal, record)
+    let commands = self.commands
+    guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
+      TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
     return try Self.json(record.snapshot)
   }
@@ -70,30 +65,19 @@ struct TrackingController: Sendable {
     var token: String
   }
 
-  /// Hex digits, an even number of them, 66…400: a Live Activity push token is longer than a
-  /// device token's 64 (NotifyGateway's APNs rules use the same range).
-  static let tokenLengths = 66...400
-
   @Sendable func putToken(_ request: HTTPRequest) async throws -> HTTPResponse {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     let body = try Self.decode(TokenBody.self, request)
-    let token = body.token.lowercased()
-    guard Self.tokenLengths.contains(token.utf8.count), token.utf8.count.isMultiple(of: 2),
-      token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-    else {
-      throw Self.http(
-        TrackingError(
-          .invalid, "invalidToken", "`token` must be the Live Activity push token in hex (66–400 digits)"))
-    }
-    let store = self.store
+    let token: String
+    do { token = try TrackingInput.liveActivityToken(body.token) } catch { throw Self.http(error) }
+    let commands = self.commands
     let correlation = request.requestID
     try await Self.storage {
-      try await store.database.onWriterQueue {
-        guard let record = try store.record(id), record.userId == principal.subject else {
-          throw TrackingError.notFound(id)
+      try await commands.store.database.onWriterQueue {
+        _ = try commands.setLiveActivityToken(token, for: id, correlationID: correlation) { record in
+          try TrackingAccess.mayRegisterToken(principal, record)
         }
-        _ = try store.setLiveActivityToken(token, for: id, correlationID: correlation)
       }
     }
     return .noContent()
@@ -156,12 +140,12 @@ struct TrackingController: Sendable {
     do { command = try Self.decode(StatusBody.self, request).command() } catch let error as TrackingError {
       throw Self.http(error)
     }
-    let store = self.store
+    let commands = self.commands
     let correlation = request.requestID
     let change = try await Self.storage {
-      try await store.database.onWriterQueue {
-        try store.apply(command, to: id, correlationID: correlation) { record in
-          try Self.mayMove(principal, record, command)
+      try await commands.store.database.onWriterQueue {
+        try commands.move(id, by: command, correlationID: correlation) { record in
+          try TrackingAccess.mayMove(principal, record, command)
         }
       }
     }
@@ -180,60 +164,24 @@ struct TrackingController: Sendable {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     let fix = try Self.decode(FixBody.self, request)
-    guard GeoPoint(lat: fix.lat, lng: fix.lng).isValid else {
-      throw Self.http(
-        TrackingError(.invalid, "invalidCoordinates", "`lat` must be in −90…90 and `lng` in −180…180"))
-    }
-    guard fix.recordedAt <= clock.now() + clockSkew else {
-      throw Self.http(
-        TrackingError(
-          .invalid, "fixInTheFuture", "`recordedAt` is in the future; send the time the fix was taken"))
-    }
-    let store = self.store
+    do {
+      try TrackingInput.checkFix(
+        lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, now: clock.now(), clockSkew: clockSkew)
+    } catch { throw Self.http(error) }
+    let commands = self.commands
     let correlation = request.requestID
     let change = try await Self.storage {
-      try await store.database.onWriterQueue {
-        try store.applyFix(
-          to: id, lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, correlationID: correlation
+      try await commands.store.database.onWriterQueue {
+        try commands.recordFix(
+          for: id, lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, correlationID: correlation
         ) { record in
-          guard record.state.rider?.id == principal.subject else { throw TrackingError.notFound(id) }
+          try TrackingAccess.mayReportFix(principal, record)
         }
       }
     }
     var response = try Self.json(change.record.snapshot)
     if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
     return response
-  }
-
-  // MARK: - Who may do what
-
-  /// The customer who ordered, staff of the order's hub, and its assigned rider.
-  static func mayRead(_ principal: Principal, _ record: TrackingRecord) -> Bool {
-    switch principal.role {
-    case .customer: principal.subject == record.userId
-    case .staff: principal.isStaff(of: record.hub)
-    case .rider: record.state.rider?.id == principal.subject
-    }
-  }
-
-  /// Staff of the hub move anything; the assigned rider may say arriving, delivered or problem.
-  /// A rider not assigned to the order does not see it at all (404).
-  static func mayMove(_ principal: Principal, _ record: TrackingRecord, _ command: TrackingCommand) throws {
-    switch principal.role {
-    case .staff:
-      // Another hub's order is as unknown as one that does not exist.
-      guard principal.isStaff(of: record.hub) else { throw TrackingError.notFound(record.orderId) }
-    case .rider:
-      guard record.state.rider?.id == principal.subject else { throw TrackingError.notFound(record.orderId) }
-      switch command {
-      case .arriving, .delivered, .problem: return
-      default:
-        throw TrackingError(
-          .forbidden, "notAllowedForRider", "a rider may only report arriving, delivered or a problem")
-      }
-    case .customer:
-      throw TrackingError(.forbidden, "forbidden", "customers cannot change an order's status")
-    }
   }
 
   // MARK: - Helpers

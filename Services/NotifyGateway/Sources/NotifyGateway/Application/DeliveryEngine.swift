@@ -6,10 +6,10 @@ import GrocerRuntime
 import GrocerStorage
 import Synchronization
 
-/// Sends what is due: the newest pending update of each Live Activity (decided by `PushPolicy`)
-/// and queued alerts, through the transport, many at once; then records each answer by Apple's
-/// rules: 200 moves the activity on; 410 and `BadDeviceToken` forget the token; 429 and 5xx are
-/// retried with backoff and jitter, never past the update's expiration; anything else is dropped.
+/// The use case "deliver due pushes", run as a lifecycle service: sends what is due (the newest
+/// pending update of each Live Activity, as `PushPolicy` decides, and queued alerts) through the
+/// transport, many at once; then records what each answer means (`PushDelivery`) for the whole
+/// round in one transaction.
 public final class DeliveryEngine: LifecycleService {
   public let name = "push-delivery"
   public struct Options: Sendable {
@@ -88,9 +88,12 @@ public final class DeliveryEngine: LifecycleService {
   public func round() async -> Bool {
     let store = self.store
     let batch = options.batch
+    let now = clock.now()
     let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert])
     do {
-      due = try await runBlocking { (try store.dueUpdates(limit: batch), try store.dueAlerts(limit: batch)) }
+      due = try await runBlocking {
+        (try store.dueUpdates(at: now, limit: batch), try store.dueAlerts(at: now, limit: batch))
+      }
     } catch {
       logger.error("reading due pushes failed", ["error": "\(error)"])
       return false
@@ -128,9 +131,8 @@ public final class DeliveryEngine: LifecycleService {
         for record in records {
           do {
             switch record {
-            case .update(let update, let outcome): try store.finish(update, outcome)
-            case .alert(let alert, let retryAt, let gone):
-              try store.finish(alert, retryAt: retryAt, tokenGone: gone)
+            case .update(let update, let outcome): try self.record(outcome, of: update)
+            case .alert(let alert, let outcome): try self.record(outcome, of: alert)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -145,8 +147,46 @@ public final class DeliveryEngine: LifecycleService {
 
   /// How one due push ended, to be recorded with the rest of its round.
   enum Record: Sendable {
-    case update(NotifyStore.DueUpdate, NotifyStore.Outcome)
-    case alert(NotifyStore.DueAlert, retryAt: Date?, tokenGone: Bool)
+    case update(NotifyStore.DueUpdate, PushDelivery.UpdateOutcome)
+    case alert(NotifyStore.DueAlert, PushDelivery.AlertOutcome)
+  }
+
+  /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the
+  /// activity's state is kept, and the newer one stays pending).
+  func record(_ outcome: PushDelivery.UpdateOutcome, of update: NotifyStore.DueUpdate) throws {
+    let store = self.store
+    try store.database.write { db in
+      let stillPending = try store.pendingVersion(update.orderId, in: db) == update.snapshot.version
+      switch outcome {
+      case .handled(let state):
+        // Sent to a token that was replaced meanwhile: the new activity has not seen it, so the
+        // update stays pending for it and the activity's state is not the old one's.
+        guard try store.saveActivityState(state, orderId: update.orderId, token: update.token, in: db) else {
+          return
+        }
+        if stillPending { try store.deletePending(update.orderId, in: db) }
+      case .retry(let at):
+        if stillPending { try store.retryPending(update.orderId, at: at, in: db) }
+      case .dropped:
+        if stillPending { try store.deletePending(update.orderId, in: db) }
+      case .tokenGone:
+        try store.forgetActivityToken(update.orderId, token: update.token, in: db)
+      }
+    }
+  }
+
+  /// Records how an alert ended: done (delivered, dropped), retried later, or its device gone.
+  func record(_ outcome: PushDelivery.AlertOutcome, of alert: NotifyStore.DueAlert) throws {
+    let store = self.store
+    try store.database.write { db in
+      switch outcome {
+      case .retry(let at): try store.retryAlert(alert.seq, at: at, in: db)
+      case .delivered, .dropped: try store.deleteAlert(alert.seq, in: db)
+      case .tokenGone:
+        try store.deleteAlert(alert.seq, in: db)
+        try store.forgetDevice(alert.token, in: db)
+      }
+    }
   }
 
   /// When nothing is due, now and then: forget what can no longer be delivered.
@@ -158,9 +198,11 @@ public final class DeliveryEngine: LifecycleService {
       return true
     }
     guard due else { return }
-    let store = self.store
+    let (store, clock) = (self.store, self.clock)
     do {
-      let removed = try await store.database.onWriterQueue { try store.purgeUndeliverable() }
+      let removed = try await store.database.onWriterQueue {
+        try store.database.write { try store.deleteUndeliverable(at: clock.now(), in: $0) }
+      }
       if removed > 0 { dropped.increment(by: removed) }
     } catch {
       logger.error("purging undeliverable pushes failed", ["error": "\(error)"])
@@ -172,7 +214,7 @@ public final class DeliveryEngine: LifecycleService {
   private func deliver(_ update: NotifyStore.DueUpdate) async -> Record {
     let now = clock.now()
     // Never past its expiration, however late the round came to it.
-    guard now < update.expiresAt else {
+    guard PushDelivery.isWorthSending(expiresAt: update.expiresAt, now: now) else {
       dropped.increment()
       return .update(update, .dropped)
     }
@@ -185,38 +227,34 @@ public final class DeliveryEngine: LifecycleService {
         update.snapshot, event: push.event, alert: push.alert, timestamp: push.timestamp))
     let response = await send(request)
     count(request, response)
-    switch response?.disposition {
-    case .delivered?:
+    let answer = Self.answer(response)
+    switch answer {
+    case .delivered:
       if push.downgraded { downgrades.increment() }
       latency.observe(max(0, clock.now().timeIntervalSince(update.enqueuedAt)))
       options.onDelivered?(DeliveredPush(orderId: update.orderId, version: update.snapshot.version))
-      return .update(update, .handled(next))
-    case .removeToken?:
+    case .tokenGone:
       logger.info(
         "Live Activity token gone", ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
-      return .update(update, .tokenGone)
-    case .failed?:
+    case .refused:
       logger.warning(
         "APNs refused a Live Activity push",
         ["order.id": update.orderId, "apns.reason": response?.reason ?? ""])
-      dropped.increment()
-      return .update(update, .dropped)
-    case .retry?, nil:
-      if let at = retryTime(attempts: update.attempts, expiresAt: update.expiresAt) {
-        return .update(update, .retry(at: at))
-      } else {
-        dropped.increment()
-        return .update(update, .dropped)
-      }
+    case .tryAgain: break
     }
+    let outcome = PushDelivery.outcome(
+      of: answer, next: next, attempts: update.attempts, expiresAt: update.expiresAt, now: clock.now(),
+      jitter: answer == .tryAgain ? jitter() : 1)
+    if outcome == .dropped { dropped.increment() }
+    return .update(update, outcome)
   }
 
   // MARK: - Alerts
 
   private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
-    guard clock.now() < alert.expiresAt else {
+    guard PushDelivery.isWorthSending(expiresAt: alert.expiresAt, now: clock.now()) else {
       dropped.increment()
-      return .alert(alert, retryAt: nil, tokenGone: false)
+      return .alert(alert, .dropped)
     }
     let request = APNsRequest(
       token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
@@ -224,16 +262,12 @@ public final class DeliveryEngine: LifecycleService {
       id: Self.apnsIDs.next(), payload: PushPayloads.alert(alert.text, orderId: alert.orderId))
     let response = await send(request)
     count(request, response)
-    var retryAt: Date?
-    switch response?.disposition {
-    case .delivered?: break
-    case .retry?, nil:
-      retryAt = retryTime(attempts: alert.attempts, expiresAt: alert.expiresAt)
-      if retryAt == nil { dropped.increment() }
-    case .failed?: dropped.increment()
-    case .removeToken?: break
-    }
-    return .alert(alert, retryAt: retryAt, tokenGone: response?.disposition == .removeToken)
+    let answer = Self.answer(response)
+    let outcome = PushDelivery.outcome(
+      ofAlert: answer, attempts: alert.attempts, expiresAt: alert.expiresAt, now: clock.now(),
+      jitter: answer == .tryAgain ? jitter() : 1)
+    if outcome == .dropped { dropped.increment() }
+    return .alert(alert, outcome)
   }
 
   // MARK: - Helpers
@@ -246,14 +280,18 @@ public final class DeliveryEngine: LifecycleService {
     }
   }
 
-  /// Backoff with jitter: half a second doubling per attempt, at most 30 s, each wait a random
-  /// 50–100 % of that; nil when the next try would come after `expiresAt`.
-  func retryTime(attempts: Int, expiresAt: Date) -> Date? {
-    let base = min(30, 0.5 * pow(2, Double(min(attempts, 10))))
-    let jitter = random.withLock { 0.5 + Double($0.next() % 1000) / 2000 }
-    let at = clock.now() + base * jitter
-    return at < expiresAt ? at : nil
+  /// APNs's answer as delivery sees it; none at all is tried again, like a 5xx.
+  static func answer(_ response: APNsResponse?) -> PushDelivery.Answer {
+    switch response?.disposition {
+    case .delivered?: .delivered
+    case .removeToken?: .tokenGone
+    case .failed?: .refused
+    case .retry?, nil: .tryAgain
+    }
   }
+
+  /// A random factor for the next retry's wait (`PushDelivery.jitter`).
+  private func jitter() -> Double { PushDelivery.jitter(random.withLock { $0.next() }) }
 
   private func count(_ request: APNsRequest, _ response: APNsResponse?) {
     let result = response.map { $0.status == 200 ? "ok" : ($0.reason ?? "\($0.status)") } ?? "noAnswer"

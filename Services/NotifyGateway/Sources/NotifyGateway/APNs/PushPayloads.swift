@@ -3,45 +3,11 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 
-/// What the Live Activity card shows (the app's `ContentState`): the stage, the ETA range as
-/// Unix seconds, the rider's first name.
-public struct LiveActivityContent: Codable, Hashable, Sendable {
-  public var status: String
-  public var etaEarliest: Int?
-  public var etaLatest: Int?
-  public var riderFirstName: String?
-
-  public init(status: String, etaEarliest: Int?, etaLatest: Int?, riderFirstName: String?) {
-    self.status = status
-    self.etaEarliest = etaEarliest
-    self.etaLatest = etaLatest
-    self.riderFirstName = riderFirstName
-  }
-
-  public init(_ snapshot: TrackingSnapshot) {
-    self.init(
-      status: snapshot.status.rawValue, etaEarliest: snapshot.eta.map { Self.seconds($0.earliest) },
-      etaLatest: snapshot.eta.map { Self.seconds($0.latest) }, riderFirstName: snapshot.rider?.firstName)
-  }
-
-  static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
-}
-
-/// An alert's text.
-public struct AlertText: Codable, Hashable, Sendable {
-  public var title: String
-  public var body: String
-
-  public init(title: String, body: String) {
-    self.title = title
-    self.body = body
-  }
-}
-
 /// The bodies of the pushes NotifyGateway sends, as JSON with sorted keys (so they can be
-/// compared with golden files).
+/// compared with golden files). Beside the APNs transport, not in Domain: its size limit is
+/// APNs's (`APNsRules.maximumPayload`), and the shapes are ActivityKit's and APNs's.
 public enum PushPayloads {
-  public enum Event: String, Sendable, Hashable { case update, end }
+  public typealias Event = LiveActivityEvent
 
   struct LiveActivity: Encodable {
     struct APS: Encodable {
@@ -127,19 +93,5 @@ public enum PushPayloads {
 
   static func encode(_ value: some Encodable) -> [UInt8] {
     (try? JSON.encode(value)).map { [UInt8]($0) } ?? []
-  }
-
-  /// The alert a stage deserves on the lock screen, if any.
-  public static func stageAlert(_ snapshot: TrackingSnapshot) -> AlertText? {
-    switch snapshot.status {
-    case .arriving:
-      AlertText(
-        title: "Almost there",
-        body: "\(snapshot.rider?.firstName ?? "Your rider") is arriving with your order.")
-    case .delivered: AlertText(title: "Delivered", body: "Your order is at the door. Enjoy!")
-    case .cancelled:
-      AlertText(title: "Order cancelled", body: snapshot.problem ?? "The hub cancelled your order.")
-    default: nil
-    }
   }
 }

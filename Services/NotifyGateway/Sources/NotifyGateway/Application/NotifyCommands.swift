@@ -1,0 +1,128 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+
+/// NotifyGateway's use cases apart from delivery (`DeliveryEngine`), one method per intent: each
+/// opens one transaction on the store, claims the event's message id in the inbox (once per
+/// message), asks Domain (`PendingUpdates`, `AlertText`) what to keep, and writes it. The
+/// consumer and the HTTP controller call these; neither decides.
+///
+/// Synchronous and blocking, like the store: call writes on `database.onWriterQueue`.
+public final class NotifyCommands: Sendable {
+  public let store: NotifyStore
+  private let clock: any WallClock
+  /// How long a Live Activity update or an alert is worth delivering.
+  let updateLifetime: TimeInterval
+
+  public init(store: NotifyStore, clock: any WallClock, updateLifetime: TimeInterval = 600) {
+    self.store = store
+    self.clock = clock
+    self.updateLifetime = updateLifetime
+  }
+
+  // MARK: - Devices
+
+  /// Registers `token` for `user` (a token moves to whoever registered it last).
+  public func registerDevice(_ token: String, user: String) throws {
+    let now = clock.now()
+    try store.database.write { try store.registerDevice(token, user: user, at: now, in: $0) }
+  }
+
+  /// Removes `user`'s `token`; false if they had no such token.
+  @discardableResult
+  public func removeDevice(_ token: String, user: String) throws -> Bool {
+    try store.database.write { try store.removeDevice(token, user: user, in: $0) }
+  }
+
+  public func devices(of user: String) throws -> [String] { try store.devices(of: user) }
+
+  // MARK: - Consumed events (each once, by message id)
+
+  /// `liveActivity.token`: the order's activity takes the token as `PendingUpdates.tokenChange`
+  /// says, and what is pending for the order becomes due. False if the message was handled before.
+  @discardableResult
+  public func recordActivityToken(
+    _ event: LiveActivityToken, sequence: Int64 = 1, messageID: String, consumer: String
+  ) throws -> Bool {
+    let now = clock.now()
+    let store = self.store
+    return try once(messageID, consumer, now) { db in
+      let change = PendingUpdates.tokenChange(
+        token: event.token, sequence: sequence, current: try store.activityToken(event.orderId, in: db))
+      switch change {
+      case .ignore: return
+      case .start: try store.startActivity(event, sequence: sequence, at: now, in: db)
+      case .replace:
+        try store.replaceActivityToken(event.orderId, token: event.token, sequence: sequence, at: now, in: db)
+      case .renumber: try store.renumberActivityToken(event.orderId, sequence: sequence, in: db)
+      }
+      if change.makesPendingDue { try store.makePendingDue(event.orderId, at: now, in: db) }
+    }
+  }
+
+  /// `tracking.updated`: kept as the order's pending update if it is newer than the one pending
+  /// (the older is coalesced) and than what was handled. A delivered order without a Live
+  /// Activity gets an alert on the user's devices instead.
+  public func queueUpdate(
+    _ update: TrackingUpdated, occurredAt: Date, messageID: String, consumer: String
+  ) throws -> PendingUpdates.Queued {
+    let now = clock.now()
+    let store = self.store
+    var result = PendingUpdates.Queued.duplicate
+    _ = try once(messageID, consumer, now) { db in
+      let orderId = update.snapshot.orderId
+      let handled = try store.handledVersion(orderId, in: db)
+      if PendingUpdates.isHandled(version: update.snapshot.version, handled: handled?.version) {
+        result = .stale
+        return
+      }
+      result = PendingUpdates.queue(
+        version: update.snapshot.version, pending: try store.pendingVersion(orderId, in: db))
+      guard result != .stale else { return }
+      try store.savePending(
+        update, occurredAt: occurredAt, at: now, expiresAt: now + self.updateLifetime, in: db)
+      if let alert = PendingUpdates.alertInstead(of: update, hasActivity: handled?.hasToken ?? false) {
+        try store.queueAlert(
+          alert, user: update.userId, orderId: orderId, occurredAt: occurredAt, at: now,
+          expiresAt: now + self.updateLifetime, in: db)
+      }
+    }
+    return result
+  }
+
+  /// An alert for every device of `user` (order confirmed or declined), once per message id.
+  @discardableResult
+  public func queueAlert(
+    _ text: AlertText, user: String, orderId: String, occurredAt: Date, messageID: String, consumer: String
+  ) throws -> Bool {
+    let now = clock.now()
+    let store = self.store
+    return try once(messageID, consumer, now) { db in
+      try store.queueAlert(
+        text, user: user, orderId: orderId, occurredAt: occurredAt, at: now,
+        expiresAt: now + self.updateLifetime,
+        in: db)
+    }
+  }
+
+  /// Forgets inbox entries processed more than `retention` ago (longer than the broker could
+  /// redeliver them).
+  @discardableResult
+  public func purgeInbox(retention: TimeInterval = 7 * 86_400) throws -> Int {
+    try store.purgeInbox(olderThan: clock.now() - retention)
+  }
+
+  /// `effect` in one transaction with the claim of `messageID`; false (and no effect) if the
+  /// message was handled before.
+  private func once(
+    _ messageID: String, _ consumer: String, _ now: Date, _ effect: (SQLiteConnection) throws -> Void
+  ) throws -> Bool {
+    let store = self.store
+    return try store.database.write { db in
+      guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db) else { return false }
+      try effect(db)
+      return true
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+import Testing
+
+@testable import NotifyGateway
+
+/// The consumed-event use cases against SQLite in a temporary file, without the broker or a
+/// transport: each message once, the newest update per order, alerts per device.
+@Suite struct NotifyCommandsTests {
+  let clock = ManualClock(Date(timeIntervalSince1970: 1_790_000_000))
+  let store: NotifyStore
+  let commands: NotifyCommands
+
+  init() throws {
+    let path = NSTemporaryDirectory() + "grocer-notify-commands-\(UUID().uuidString.prefix(8)).sqlite"
+    store = NotifyStore(
+      database: try SQLiteDatabase(path: path, migrations: NotifySchema.migrations, logger: .discarding()))
+    commands = NotifyCommands(store: store, clock: clock, updateLifetime: 600)
+  }
+
+  func update(_ version: Int64, _ status: TrackingStatus = .picking, id: String? = nil) throws
+    -> PendingUpdates.Queued
+  {
+    try commands.queueUpdate(
+      TrackingUpdated(
+        userId: "u1", hub: "h1",
+        snapshot: TrackingSnapshot(
+          orderId: "o1", version: version, status: status, problem: nil, eta: nil, rider: nil,
+          destination: nil, generatedAt: clock.now()),
+        changed: [.stage], previousStatus: .placed),
+      occurredAt: clock.now(), messageID: id ?? "u-\(version)", consumer: "notify")
+  }
+
+  func token(_ token: String, sequence: Int64, id: String) throws -> Bool {
+    try commands.recordActivityToken(
+      LiveActivityToken(orderId: "o1", userId: "u1", hub: "h1", token: token), sequence: sequence,
+      messageID: id, consumer: "notify")
+  }
+
+  @Test func theNewestUpdateWaitsAndEachMessageCountsOnce() throws {
+    #expect(try update(2) == .queued)
+    #expect(try update(2) == .duplicate)
+    #expect(try update(1) == .stale)
+    #expect(try update(3) == .coalesced)
+    #expect(try store.pendingCount() == 1)
+    #expect(try store.database.read { try store.pendingVersion("o1", in: $0) } == 3)
+  }
+
+  @Test func anUpdateWaitsForATokenAndIsDueOnceOneArrives() throws {
+    _ = try update(1)
+    #expect(try store.dueUpdates(at: clock.now(), limit: 10).isEmpty, "no activity yet")
+    clock.advance(by: 5)
+    #expect(try token("aa", sequence: 1, id: "t1"))
+    #expect(try !token("aa", sequence: 1, id: "t1"), "the same message again")
+    let due = try store.dueUpdates(at: clock.now(), limit: 10)
+    #expect(due.map(\.token) == ["aa"])
+    #expect(due.first?.expiresAt == Date(timeIntervalSince1970: 1_790_000_600))
+  }
+
+  @Test func anOlderTokenEventDoesNotReplaceANewerOne() throws {
+    _ = try token("bb", sequence: 2, id: "t2")
+    _ = try token("aa", sequence: 1, id: "t1")
+    #expect(try store.activity("o1")?.token == "bb")
+    _ = try token("bb", sequence: 3, id: "t3")
+    #expect(try store.database.read { try store.activityToken("o1", in: $0) }?.sequence == 3)
+    _ = try token("cc", sequence: 4, id: "t4")
+    #expect(try store.activity("o1")?.token == "cc")
+  }
+
+  @Test func alertsGoToEveryDeviceOfTheUserOnce() throws {
+    try commands.registerDevice("d1", user: "u1")
+    try commands.registerDevice("d2", user: "u1")
+    try commands.registerDevice("d3", user: "u2")
+    #expect(
+      try commands.queueAlert(
+        .orderConfirmed, user: "u1", orderId: "o1", occurredAt: clock.now(), messageID: "c1",
+        consumer: "notify"))
+    #expect(
+      try !commands.queueAlert(
+        .orderConfirmed, user: "u1", orderId: "o1", occurredAt: clock.now(), messageID: "c1",
+        consumer: "notify"))
+    #expect(try store.dueAlerts(at: clock.now(), limit: 10).map(\.token).sorted() == ["d1", "d2"])
+    #expect(try commands.removeDevice("d1", user: "u1"))
+    #expect(try !commands.removeDevice("d1", user: "u1"))
+    #expect(try store.dueAlerts(at: clock.now(), limit: 10).map(\.token) == ["d2"])
+  }
+
+  @Test func aDeliveredOrderWithoutAnActivityAlertsTheDevices() throws {
+    try commands.registerDevice("d1", user: "u1")
+    _ = try update(5, .delivered)
+    #expect(try store.dueAlerts(at: clock.now(), limit: 10).map(\.text) == [.delivered])
+  }
+}

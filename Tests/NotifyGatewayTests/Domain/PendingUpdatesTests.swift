@@ -1,0 +1,66 @@
+import Foundation
+import GrocerContracts
+import Testing
+
+@testable import NotifyGateway
+
+/// What the gateway keeps of the events it consumes, without a database.
+@Suite struct PendingUpdatesTests {
+  static func update(_ status: TrackingStatus, changed: [TrackingChange] = [.stage]) -> TrackingUpdated {
+    TrackingUpdated(
+      userId: "u1", hub: "h1",
+      snapshot: TrackingSnapshot(
+        orderId: "o1", version: 3, status: status, problem: nil, eta: nil, rider: nil, destination: nil,
+        generatedAt: Date(timeIntervalSince1970: 1_790_000_000)),
+      changed: changed, previousStatus: .arriving)
+  }
+
+  @Test func anUpdateNoNewerThanWhatWasHandledIsStale() {
+    #expect(PendingUpdates.isHandled(version: 3, handled: 3))
+    #expect(PendingUpdates.isHandled(version: 3, handled: 4))
+    #expect(!PendingUpdates.isHandled(version: 3, handled: 2))
+    #expect(!PendingUpdates.isHandled(version: 3, handled: nil))
+  }
+
+  @Test func onlyTheNewestUpdateWaits() {
+    #expect(PendingUpdates.queue(version: 3, pending: nil) == .queued)
+    #expect(PendingUpdates.queue(version: 3, pending: 2) == .coalesced)
+    #expect(PendingUpdates.queue(version: 3, pending: 3) == .stale)
+    #expect(PendingUpdates.queue(version: 3, pending: 4) == .stale)
+  }
+
+  @Test func aDeliveredOrderWithoutALiveActivityGetsAnAlert() {
+    #expect(PendingUpdates.alertInstead(of: Self.update(.delivered), hasActivity: false) == .delivered)
+    #expect(PendingUpdates.alertInstead(of: Self.update(.delivered), hasActivity: true) == nil)
+    #expect(
+      PendingUpdates.alertInstead(of: Self.update(.delivered, changed: [.eta]), hasActivity: false) == nil)
+    #expect(PendingUpdates.alertInstead(of: Self.update(.arriving), hasActivity: false) == nil)
+  }
+
+  @Test func aTokenEventStartsReplacesRenumbersOrIsIgnored() {
+    #expect(PendingUpdates.tokenChange(token: "a", sequence: 1, current: nil) == .start)
+    #expect(PendingUpdates.tokenChange(token: "b", sequence: 2, current: ("a", 1)) == .replace)
+    #expect(
+      PendingUpdates.tokenChange(token: "b", sequence: 2, current: (nil, 1)) == .replace, "a token forgotten")
+    #expect(PendingUpdates.tokenChange(token: "a", sequence: 2, current: ("a", 1)) == .renumber)
+    #expect(PendingUpdates.tokenChange(token: "b", sequence: 1, current: ("a", 2)) == .ignore)
+    #expect(PendingUpdates.tokenChange(token: "a", sequence: 1, current: ("a", 1)) == .ignore)
+    #expect(PendingUpdates.TokenChange.start.makesPendingDue)
+    #expect(PendingUpdates.TokenChange.replace.makesPendingDue)
+    #expect(PendingUpdates.TokenChange.renumber.makesPendingDue)
+    #expect(!PendingUpdates.TokenChange.ignore.makesPendingDue)
+  }
+
+  @Test func theAlertTextsOfAnOrder() {
+    #expect(
+      AlertText.orderConfirmed == AlertText(title: "Order confirmed", body: "We're packing your order."))
+    #expect(
+      AlertText.paymentDeclined(nil)
+        == AlertText(title: "Payment declined", body: "Your payment did not go through."))
+    #expect(AlertText.paymentDeclined("Card expired").body == "Card expired")
+    #expect(AlertText.stage(Self.update(.delivered).snapshot) == .delivered)
+    #expect(AlertText.stage(Self.update(.onTheWay).snapshot) == nil)
+    #expect(
+      AlertText.stage(Self.update(.arriving).snapshot)?.body == "Your rider is arriving with your order.")
+  }
+}
