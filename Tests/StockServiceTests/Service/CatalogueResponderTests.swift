@@ -49,21 +49,21 @@ import Testing
 
   @Test func theSnapshotCarriesWhatTheLatestEventsCarried() throws {
     let fixture = try StockFixture(productsPerHub: 40)
-    let store = fixture.app.store
+    let (store, commands) = (fixture.app.store, fixture.app.commands)
     let sku = fixture.sku(hub: "h1", minimum: 5)
     let other = fixture.demo.products.map(\.sku).first { $0 != sku }!
     // A price change, a hold (available falls, on hand does not) and a stock take move versions.
     var product = try #require(try store.product(hub: "h1", sku: other)).product
     product.price = Money(minorUnits: product.price.minorUnits + 10, currency: product.price.currency)
-    _ = try store.upsertProduct(hub: "h1", product, correlationID: nil)
-    let (reply, _) = try store.reserve(
+    _ = try commands.upsertProduct(hub: "h1", product, correlationID: nil)
+    let (reply, _) = try commands.reserve(
       ReservationRequest(orderId: "o-cat", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
       correlationID: nil)
     #expect(reply.status == .reserved)
-    _ = try store.setStock(hub: "h1", sku: sku, onHand: 4, actor: "staff-1", correlationID: nil)
+    _ = try commands.setStock(hub: "h1", sku: sku, onHand: 4, actor: "staff-1", correlationID: nil)
     var hub = try #require(try store.hub("h1"))
     hub.name += " Mitte"
-    try store.upsertHub(hub, correlationID: nil)
+    try commands.upsertHub(hub, correlationID: nil)
 
     var latest: [String: EventEnvelope] = [:]
     for event in try fixture.outbox() where (latest[event.subject]?.sequence ?? 0) < event.sequence {
