@@ -15,7 +15,8 @@ import Testing
     var after: SKU?
     var pages: [Int] = []
     repeat {
-      let page = try #require(try fixture.app.store.catalogueProducts(hub: "h1", after: after, limit: 1_000))
+      let page = try #require(
+        try fixture.app.commands.catalogueProducts(hub: "h1", after: after, limit: 1_000))
       pages.append(page.products.count)
       seen += page.products.map(\.value.sku)
       #expect(page.products.allSatisfy { $0.value.hub == "h1" })
@@ -29,22 +30,23 @@ import Testing
 
   @Test func aLastPageThatIsExactlyFullSaysNoMore() throws {
     let fixture = try StockFixture(productsPerHub: 40)
-    let first = try #require(try fixture.app.store.catalogueProducts(hub: "h2", after: nil, limit: 20))
+    let first = try #require(try fixture.app.commands.catalogueProducts(hub: "h2", after: nil, limit: 20))
     #expect(first.products.count == 20)
     #expect(first.next == first.products.last?.value.sku)
     let second = try #require(
-      try fixture.app.store.catalogueProducts(hub: "h2", after: first.next, limit: 20))
+      try fixture.app.commands.catalogueProducts(hub: "h2", after: first.next, limit: 20))
     #expect(second.products.count == 20)
     #expect(second.next == nil)
     let past = try #require(
-      try fixture.app.store.catalogueProducts(hub: "h2", after: second.products.last?.value.sku, limit: 20))
+      try fixture.app.commands.catalogueProducts(hub: "h2", after: second.products.last?.value.sku, limit: 20)
+    )
     #expect(past.products.isEmpty)
     #expect(past.next == nil)
   }
 
   @Test func anUnknownHubHasNoPage() throws {
     let fixture = try StockFixture(productsPerHub: 5)
-    #expect(try fixture.app.store.catalogueProducts(hub: "h9", after: nil, limit: 10) == nil)
+    #expect(try fixture.app.commands.catalogueProducts(hub: "h9", after: nil, limit: 10) == nil)
   }
 
   @Test func theSnapshotCarriesWhatTheLatestEventsCarried() throws {
@@ -70,7 +72,7 @@ import Testing
       latest[event.subject] = event
     }
 
-    let page = try #require(try store.catalogueProducts(hub: "h1", after: nil, limit: 1_000))
+    let page = try #require(try commands.catalogueProducts(hub: "h1", after: nil, limit: 1_000))
     #expect(page.products.count == 40)
     for snapshot in page.products {
       let event = try #require(latest[StockChanged.subject(hub: "h1", sku: snapshot.value.sku)])
@@ -85,7 +87,7 @@ import Testing
     #expect(moved.version == 3)
     #expect(page.products.first { $0.value.sku == other }?.version == 2)
 
-    let hubs = try store.catalogueHubs()
+    let hubs = try commands.catalogueHubs()
     #expect(hubs.map(\.value.hub) == ["h1", "h2", "h3"])
     for snapshot in hubs {
       let event = try #require(latest[HubChanged.subject(hub: snapshot.value.hub)])
@@ -104,7 +106,8 @@ import Testing
 
   func answer(_ body: String) async throws -> CatalogueReply {
     let fixture = try Self.fixture.get()
-    return await CatalogueResponder(store: fixture.app.store, logger: .discarding()).answer(Data(body.utf8))
+    return await CatalogueResponder(commands: fixture.app.commands, logger: .discarding()).answer(
+      Data(body.utf8))
   }
 
   @Test(arguments: [

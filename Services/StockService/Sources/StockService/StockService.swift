@@ -81,7 +81,7 @@ public func buildStockService(
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-reservations"),
     queue: configuration.reservationQueue, concurrency: 16, logger: logger, handler: reservations.handle)
-  let catalogue = CatalogueResponder(store: store, logger: logger)
+  let catalogue = CatalogueResponder(commands: commands, logger: logger)
   let catalogueServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"),
     queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogue.handle)

@@ -67,6 +67,16 @@ public final class StockCommands: Sendable {
     return (hub, change == .created)
   }
 
+  /// Creates or changes product `sku` at `hub` as staff `upsert` it, its amounts in the hub's
+  /// currency (`ProductUpsert.validate`). Nil when there is no such hub.
+  public func upsertProduct(hub: HubID, sku: SKU, _ upsert: ProductUpsert, correlationID: String?) throws -> (
+    StockedProduct, created: Bool, movement: StockMovement?
+  )? {
+    guard let stored = try store.hub(hub) else { return nil }
+    let product = try upsert.validate(sku: sku, currency: stored.currency)
+    return try upsertProduct(hub: hub, product, correlationID: correlationID)
+  }
+
   /// Creates or changes a product's catalogue fields (its counts stay); publishes `stock.changed`
   /// when anything changed. Returns the product, whether it was created, and the count that moved.
   public func upsertProduct(hub: HubID, _ product: Product, correlationID: String?) throws -> (

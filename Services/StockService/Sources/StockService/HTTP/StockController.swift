@@ -144,15 +144,12 @@ struct StockController: Sendable {
     let sku = try request.skuParameter()
     _ = try request.requireStaff(of: hub)
     let body = try request.decodeStrict(ProductUpsert.self)
-    guard let currentHub = try await stored({ try $0.store.hub(hub) }) else { throw Self.unknownHub(hub) }
-    let product: Product
-    do { product = try body.validate(sku: sku, currency: currentHub.currency) } catch {
-      throw error.httpError
-    }
     let correlationID = request.requestID
-    let (saved, created, movement) = try await stored {
-      try $0.upsertProduct(hub: hub, product, correlationID: correlationID)
-    }
+    guard
+      let (saved, created, movement) = try await stored({
+        try $0.upsertProduct(hub: hub, sku: sku, body, correlationID: correlationID)
+      })
+    else { throw Self.unknownHub(hub) }
     if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
     return try .json(status: created ? 201 : 200, value: saved)
   }

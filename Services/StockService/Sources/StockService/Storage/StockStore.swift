@@ -70,38 +70,24 @@ public final class StockStore: Sendable {
 
   // MARK: Catalogue snapshot
 
-  /// Every hub as its latest `hub.changed` carried it, with that event's `sequence` as
-  /// `version`, in id order (the `stock.catalogue` request/reply).
-  public func catalogueHubs() throws -> [Versioned<HubChanged>] {
+  /// Every hub with its version, in id order.
+  public func hubsWithVersions() throws -> [(hub: Hub, version: Int64)] {
     try database.read { db in
       try db.query("SELECT body, version FROM hubs ORDER BY id").map { row in
-        Versioned(HubChanged(hub: try JSON.decode(Hub.self, from: row.data(0))), version: try row.int64(1))
+        (try JSON.decode(Hub.self, from: row.data(0)), try row.int64(1))
       }
     }
   }
 
-  /// A page of `hub`'s products in SKU order after `after`, each as its latest `stock.changed`
-  /// carried it (same `available`, `version` = that event's `sequence`; `reason` is nil), read
-  /// from one snapshot. `next` is the `after` of the following page, nil on the last one.
-  /// Returns nil when the hub does not exist.
-  public func catalogueProducts(hub: HubID, after: SKU?, limit: Int) throws -> CataloguePage? {
-    let limit = max(1, limit)
-    return try database.read { db in
-      guard try db.queryOne("SELECT 1 FROM hubs WHERE id = ?", hub) != nil else { return nil }
-      // One row more than asked tells whether another page follows, without a second query.
-      var rows = try db.query(
+  /// Up to `limit` of `hub`'s products in SKU order after `after`, read from one snapshot; nil
+  /// when the hub does not exist.
+  public func products(ofExistingHub hub: HubID, after: SKU?, limit: Int) throws -> [StockedProduct]? {
+    try database.read { db in
+      guard try hubExists(hub, in: db) else { return nil }
+      return try db.query(
         "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku > ? ORDER BY sku LIMIT ?",
-        hub, after ?? "", limit + 1
+        hub, after ?? "", limit
       ).map { try Self.stockedProduct($0) }
-      let more = rows.count > limit
-      if more { rows.removeLast() }
-      return CataloguePage(
-        products: rows.map {
-          Versioned(
-            StockChanged(hub: hub, product: $0.product, available: $0.available, reason: nil),
-            version: $0.version)
-        },
-        next: more ? rows.last?.product.sku : nil)
     }
   }
 
@@ -315,11 +301,4 @@ public final class StockStore: Sendable {
     return StockedProduct(
       hub: try row.string(0), product: product, available: max(0, try row.int(6)), version: try row.int64(7))
   }
-}
-
-/// One page of a hub's products for the `stock.catalogue` request/reply.
-public struct CataloguePage: Hashable, Sendable {
-  public var products: [Versioned<StockChanged>]
-  /// The last SKU of this page when another page follows; nil on the last page.
-  public var next: SKU?
 }
