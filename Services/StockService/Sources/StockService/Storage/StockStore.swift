@@ -122,14 +122,8 @@ public final class StockStore: Sendable {
 
   /// A product with its on-hand and held counts and its version.
   func stock(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> ProductStock? {
-    try db.queryOne(
-      "SELECT \(Self.productColumns), on_hand, held FROM products WHERE hub = ? AND sku = ?", hub, sku
-    ).map { row in
-      let stocked = try Self.stockedProduct(row)
-      return ProductStock(
-        hub: stocked.hub, product: stocked.product,
-        level: StockLevel(onHand: try row.int(9), held: try row.int(10), version: stocked.version))
-    }
+    try db.queryOne("SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku = ?", hub, sku).map(
+      Self.productStock)
   }
 
   /// On hand minus held of `sku` at `hub` (may be below 0); nil when the hub does not have it.
@@ -283,7 +277,7 @@ public final class StockStore: Sendable {
     try Outbox.append(message, in: db)
   }
 
-  static let productColumns = "hub, sku, name, price, deposit, unit_price, on_hand - held, version, currency"
+  static let productColumns = "hub, sku, name, price, deposit, unit_price, on_hand, held, version, currency"
 
   static func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> StockedProduct? {
     try db.queryOne(
@@ -291,14 +285,17 @@ public final class StockStore: Sendable {
     ).map(stockedProduct)
   }
 
-  static func stockedProduct(_ row: SQLRow) throws -> StockedProduct {
-    let currency = try row.string(8)
+  static func stockedProduct(_ row: SQLRow) throws -> StockedProduct { try productStock(row).stocked }
+
+  static func productStock(_ row: SQLRow) throws -> ProductStock {
+    let currency = try row.string(9)
     let product = Product(
       sku: try row.string(1), name: try row.string(2),
       price: Money(minorUnits: try row.int(3), currency: currency),
       deposit: try row.optionalInt(4).map { Money(minorUnits: $0, currency: currency) },
       unitPrice: try row.optionalString(5).map { try JSON.read(UnitPrice.self, from: Data($0.utf8)) })
-    return StockedProduct(
-      hub: try row.string(0), product: product, available: max(0, try row.int(6)), version: try row.int64(7))
+    return ProductStock(
+      hub: try row.string(0), product: product,
+      level: StockLevel(onHand: try row.int(6), held: try row.int(7), version: try row.int64(8)))
   }
 }
