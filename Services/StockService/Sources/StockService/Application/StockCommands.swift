@@ -135,7 +135,7 @@ public final class StockCommands: Sendable {
         }
         guard stock.level.count(target) else { return (stock.stocked, nil) }
         let now = clock.now()
-        try store.saveLevel(stock, at: now, in: db)
+        try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
         try store.recordAdjustment(
           hub: hub, sku: sku, delta: target - current, reason: change.reason, actor: actor, at: now, in: db)
         try publish(stock, reason: change.reason, correlationID, at: now, db)
@@ -181,7 +181,7 @@ public final class StockCommands: Sendable {
       for line in reservation.lines {
         guard var stock = try store.stock(hub: reservation.hub, sku: line.sku, in: db) else { continue }
         stock.level.hold(line.quantity)
-        try store.saveLevel(stock, at: now, in: db)
+        try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
         try publish(stock, reason: StockChangeReason.reserved, correlationID, at: now, db)
         movements.append(stock.stocked.movement)
       }
@@ -218,7 +218,7 @@ public final class StockCommands: Sendable {
         for line in try store.reservationLines(orderId, in: db) {
           if let movement = try moveLine(
             line, of: orderId, hub: status!.hub, reason: StockChangeReason.orderConfirmedLate, correlationID,
-            at: now, db, { $0.take(line.quantity, heldToo: false) })
+            at: now, db, readsProductFirst: false, { $0.take(line.quantity, heldToo: false) })
           {
             movements.append(movement)
           }
@@ -258,6 +258,7 @@ public final class StockCommands: Sendable {
     for line in try store.reservationLines(orderId, in: db) {
       if let movement = try moveLine(
         line, of: orderId, hub: hub, reason: reason, correlationID, at: now, db,
+        readsProductFirst: state == .released,
         { ReservationFinish.apply(state, quantity: line.quantity, to: &$0) })
       {
         movements.append(movement)
@@ -269,13 +270,26 @@ public final class StockCommands: Sendable {
   /// Loads the count of a reservation's line, lets `change` move it, stores it and publishes it
   /// when `change` says so, warning when an order took more than was on hand. Nil when the
   /// product is gone or nothing was published.
+  ///
+  /// A release always publishes, so it reads the whole product first (`readsProductFirst`); a
+  /// commit usually does not (`StockLevel.take`), so it reads the counts alone and the product
+  /// only to publish.
   private func moveLine(
     _ line: ReservationLine, of orderId: String, hub: HubID, reason: String, _ correlationID: String?,
-    at now: Date, _ db: SQLiteConnection, _ change: (inout StockLevel) -> StockLevel.Taking
+    at now: Date, _ db: SQLiteConnection, readsProductFirst: Bool,
+    _ change: (inout StockLevel) -> StockLevel.Taking
   ) throws -> StockMovement? {
-    guard var stock = try store.stock(hub: hub, sku: line.sku, in: db) else { return nil }
-    let onHand = stock.level.onHand
-    let taking = change(&stock.level)
+    var stock: ProductStock?
+    var level: StockLevel
+    if readsProductFirst {
+      guard let stored = try store.stock(hub: hub, sku: line.sku, in: db) else { return nil }
+      (stock, level) = (stored, stored.level)
+    } else {
+      guard let stored = try store.level(hub: hub, sku: line.sku, in: db) else { return nil }
+      level = stored
+    }
+    let onHand = level.onHand
+    let taking = change(&level)
     if taking.oversold {
       logger.warning(
         "order takes more than is on hand",
@@ -284,8 +298,11 @@ public final class StockCommands: Sendable {
           "order.quantity": "\(line.quantity)",
         ])
     }
-    try store.saveLevel(stock, at: now, in: db)
+    try store.saveLevel(level, hub: hub, sku: line.sku, at: now, in: db)
     guard taking.publishes else { return nil }
+    if stock == nil { stock = try store.stock(hub: hub, sku: line.sku, in: db) }
+    guard var stock else { return nil }
+    stock.level = level
     try publish(stock, reason: reason, correlationID, at: now, db)
     return stock.stocked.movement
   }

@@ -158,12 +158,18 @@ public final class StockStore: Sendable {
       stock.level.version, now.timeIntervalSince1970, stock.hub, product.sku)
   }
 
+  /// A product's counts and version alone.
+  func level(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> StockLevel? {
+    try db.queryOne("SELECT on_hand, held, version FROM products WHERE hub = ? AND sku = ?", hub, sku).map {
+      StockLevel(onHand: try $0.int(0), held: try $0.int(1), version: try $0.int64(2))
+    }
+  }
+
   /// Stores a product's counts and version.
-  func saveLevel(_ stock: ProductStock, at now: Date, in db: SQLiteConnection) throws {
+  func saveLevel(_ level: StockLevel, hub: HubID, sku: SKU, at now: Date, in db: SQLiteConnection) throws {
     try db.execute(
       "UPDATE products SET on_hand = ?, held = ?, version = ?, updated_at = ? WHERE hub = ? AND sku = ?",
-      stock.level.onHand, stock.level.held, stock.level.version, now.timeIntervalSince1970, stock.hub,
-      stock.product.sku)
+      level.onHand, level.held, level.version, now.timeIntervalSince1970, hub, sku)
   }
 
   /// Appends a staff count change to the audit trail.
