@@ -44,7 +44,7 @@ import Testing
       app = try buildStockService(
         configuration: configuration, logger: .discarding(), clock: clock,
         ids: SequentialIDs(prefix: "s-\(unique)"))
-      _ = try app.store.loadDemo(DemoAssortment.generate(productsPerHub: 30))
+      _ = try app.commands.loadDemo(DemoAssortment.generate(productsPerHub: 30))
       client = TestClient(app.router)
     }
 

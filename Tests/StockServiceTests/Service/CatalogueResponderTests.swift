@@ -16,7 +16,8 @@ import Testing
     var after: SKU?
     var pages: [Int] = []
     repeat {
-      let page = try #require(try fixture.app.store.catalogueProducts(hub: "h1", after: after, limit: 1_000))
+      let page = try #require(
+        try fixture.app.commands.catalogueProducts(hub: "h1", after: after, limit: 1_000))
       pages.append(page.products.count)
       seen += page.products.map(\.value.sku)
       #expect(page.products.allSatisfy { $0.value.hub == "h1" })
@@ -30,48 +31,49 @@ import Testing
 
   @Test func aLastPageThatIsExactlyFullSaysNoMore() throws {
     let fixture = try StockFixture(productsPerHub: 40)
-    let first = try #require(try fixture.app.store.catalogueProducts(hub: "h2", after: nil, limit: 20))
+    let first = try #require(try fixture.app.commands.catalogueProducts(hub: "h2", after: nil, limit: 20))
     #expect(first.products.count == 20)
     #expect(first.next == first.products.last?.value.sku)
     let second = try #require(
-      try fixture.app.store.catalogueProducts(hub: "h2", after: first.next, limit: 20))
+      try fixture.app.commands.catalogueProducts(hub: "h2", after: first.next, limit: 20))
     #expect(second.products.count == 20)
     #expect(second.next == nil)
     let past = try #require(
-      try fixture.app.store.catalogueProducts(hub: "h2", after: second.products.last?.value.sku, limit: 20))
+      try fixture.app.commands.catalogueProducts(hub: "h2", after: second.products.last?.value.sku, limit: 20)
+    )
     #expect(past.products.isEmpty)
     #expect(past.next == nil)
   }
 
   @Test func anUnknownHubHasNoPage() throws {
     let fixture = try StockFixture(productsPerHub: 5)
-    #expect(try fixture.app.store.catalogueProducts(hub: "h9", after: nil, limit: 10) == nil)
+    #expect(try fixture.app.commands.catalogueProducts(hub: "h9", after: nil, limit: 10) == nil)
   }
 
   @Test func theSnapshotCarriesWhatTheLatestEventsCarried() throws {
     let fixture = try StockFixture(productsPerHub: 40)
-    let store = fixture.app.store
+    let (store, commands) = (fixture.app.store, fixture.app.commands)
     let sku = fixture.sku(hub: "h1", minimum: 5)
     let other = fixture.demo.products.map(\.sku).first { $0 != sku }!
     // A price change, a hold (available falls, on hand does not) and a stock take move versions.
     var product = try #require(try store.product(hub: "h1", sku: other)).product
     product.price = Money(minorUnits: product.price.minorUnits + 10, currency: product.price.currency)
-    _ = try store.upsertProduct(hub: "h1", product, correlationID: nil)
-    let (reply, _) = try store.reserve(
+    _ = try commands.upsertProduct(hub: "h1", product, correlationID: nil)
+    let (reply, _) = try commands.reserve(
       ReservationRequest(orderId: "o-cat", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
       correlationID: nil)
     #expect(reply.status == .reserved)
-    _ = try store.setStock(hub: "h1", sku: sku, onHand: 4, actor: "staff-1", correlationID: nil)
+    _ = try commands.setStock(hub: "h1", sku: sku, onHand: 4, actor: "staff-1", correlationID: nil)
     var hub = try #require(try store.hub("h1"))
     hub.name += " Mitte"
-    try store.upsertHub(hub, correlationID: nil)
+    try commands.upsertHub(hub, correlationID: nil)
 
     var latest: [String: EventEnvelope] = [:]
     for event in try fixture.outbox() where (latest[event.subject]?.sequence ?? 0) < event.sequence {
       latest[event.subject] = event
     }
 
-    let page = try #require(try store.catalogueProducts(hub: "h1", after: nil, limit: 1_000))
+    let page = try #require(try commands.catalogueProducts(hub: "h1", after: nil, limit: 1_000))
     #expect(page.products.count == 40)
     for snapshot in page.products {
       let event = try #require(latest[StockChanged.subject(hub: "h1", sku: snapshot.value.sku)])
@@ -86,7 +88,7 @@ import Testing
     #expect(moved.version == 3)
     #expect(page.products.first { $0.value.sku == other }?.version == 2)
 
-    let hubs = try store.catalogueHubs()
+    let hubs = try commands.catalogueHubs()
     #expect(hubs.map(\.value.hub) == ["h1", "h2", "h3"])
     for snapshot in hubs {
       let event = try #require(latest[HubChanged.subject(hub: snapshot.value.hub)])
@@ -105,7 +107,8 @@ import Testing
 
   func answer(_ body: String) async throws -> CatalogueReply {
     let fixture = try Self.fixture.get()
-    return await CatalogueResponder(store: fixture.app.store, logger: .discarding()).answer(Data(body.utf8))
+    return await CatalogueResponder(commands: fixture.app.commands, logger: .discarding()).answer(
+      Data(body.utf8))
   }
 
   @Test(arguments: [

@@ -145,7 +145,7 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       try await fixture.waitUntilReady()
       let sku = fixture.sku(minimum: 5)
       let onHand = fixture.demo.counts["h1"]![sku]!
-      let (reply, _) = try fixture.app.store.reserve(
+      let (reply, _) = try fixture.app.commands.reserve(
         ReservationRequest(orderId: "o-cancel", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 3)]),
         correlationID: nil)
       #expect(reply.status == .reserved)
@@ -155,7 +155,7 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       try await publish("order.cancelled", ["orderId": "o-cancel", "hub": "h1"])
       #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand })
 
-      _ = try fixture.app.store.reserve(
+      _ = try fixture.app.commands.reserve(
         ReservationRequest(orderId: "o-expire", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 1)]),
         correlationID: nil)
       #expect(await eventually { (try? await fixture.stock("h1", [sku])[sku]) == onHand - 1 })
@@ -172,7 +172,7 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       try await fixture.waitUntilReady()
       let sku = fixture.sku(minimum: 5)
       let onHand = fixture.demo.counts["h1"]![sku]!
-      _ = try fixture.app.store.reserve(
+      _ = try fixture.app.commands.reserve(
         ReservationRequest(orderId: "o-behind", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 2)]),
         correlationID: nil)
 

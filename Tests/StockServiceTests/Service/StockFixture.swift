@@ -50,7 +50,7 @@ struct StockFixture {
     app = try buildStockService(
       configuration: configuration, logger: .discarding(), clock: clock,
       ids: SequentialIDs(prefix: "ev-\(unique)"))
-    _ = try app.store.loadDemo(demo)
+    _ = try app.commands.loadDemo(demo)
     client = TestClient(app.router)
   }
 

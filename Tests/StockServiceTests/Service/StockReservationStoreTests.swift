@@ -14,7 +14,7 @@ import Testing
   )
     throws -> ReservationReply
   {
-    try fixture.app.store.reserve(
+    try fixture.app.commands.reserve(
       ReservationRequest(orderId: orderId, hub: hub, lines: [ReservationLine(sku: sku, quantity: quantity)]),
       correlationID: nil
     ).0
@@ -23,8 +23,8 @@ import Testing
   private func outcome(
     _ fixture: StockFixture, _ kind: OrderOutcome.Kind, _ orderId: String, hub: HubID? = "h1",
     id: String = UUID().uuidString
-  ) throws -> StockStore.OutcomeEffect {
-    try fixture.app.store.applyOrderOutcome(
+  ) throws -> OutcomeEffect {
+    try fixture.app.commands.applyOrderOutcome(
       kind, orderId: orderId, hub: hub, messageID: id, consumer: "stock", correlationID: nil
     ).effect
   }
@@ -70,7 +70,7 @@ import Testing
 
     #expect(try reserve(fixture, "o-late", sku, 1).status == .reserved)
     fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
-    _ = try fixture.app.store.releaseExpired()
+    _ = try fixture.app.commands.releaseExpired()
     let released = try events().count
     #expect(try outcome(fixture, .confirmed, "o-late") == .confirmedAfterExpiry)
     #expect(try events().count == released + 1)
@@ -83,7 +83,7 @@ import Testing
     let onHand = fixture.demo.counts["h1"]![sku]!
     #expect(try reserve(fixture, "o-slow", sku, 2).status == .reserved)
     fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
-    #expect(try fixture.app.store.releaseExpired().count == 1)
+    #expect(try fixture.app.commands.releaseExpired().count == 1)
     #expect(try onHandAndHeld(fixture, sku) == [onHand, 0])
     #expect(try outcome(fixture, .confirmed, "o-slow") == .confirmedAfterExpiry)
     #expect(try onHandAndHeld(fixture, sku) == [onHand - 2, 0])
@@ -130,7 +130,7 @@ import Testing
       try db.execute("DELETE FROM products WHERE hub = 'h1' AND sku = ?", gone)
     }
     fixture.clock.advance(by: fixture.configuration.reservationTTL + 1)
-    _ = try fixture.app.store.releaseExpired()
+    _ = try fixture.app.commands.releaseExpired()
     #expect(try reserve(fixture, "o-other", other, 1).status == .reserved)
   }
 
@@ -199,13 +199,13 @@ import Testing
 @Suite struct StockInboxTests {
   @Test func oldInboxEntriesAreForgottenRecentOnesKept() throws {
     let fixture = try StockFixture()
-    _ = try fixture.app.store.applyOrderOutcome(
+    _ = try fixture.app.commands.applyOrderOutcome(
       .cancelled, orderId: "o-old", hub: "h1", messageID: "old", consumer: "stock", correlationID: nil)
     fixture.clock.advance(by: 8 * 86_400)
-    _ = try fixture.app.store.applyOrderOutcome(
+    _ = try fixture.app.commands.applyOrderOutcome(
       .cancelled, orderId: "o-new", hub: "h1", messageID: "new", consumer: "stock", correlationID: nil)
-    #expect(try fixture.app.store.purgeInbox() == 1)
-    let (_, again) = try fixture.app.store.applyOrderOutcome(
+    #expect(try fixture.app.commands.purgeInbox() == 1)
+    let (_, again) = try fixture.app.commands.applyOrderOutcome(
       .cancelled, orderId: "o-new", hub: "h1", messageID: "new", consumer: "stock", correlationID: nil)
     #expect(again == .nothingToDo)
   }
@@ -235,17 +235,17 @@ import Testing
   @Test func aConfirmationTakingMoreThanIsOnHandIsLoggedAndStopsAtZero() throws {
     let fixture = try StockFixture()
     let sink = LogSink.memory()
-    let store = StockStore(
-      database: fixture.app.store.database, clock: fixture.clock, ids: SequentialIDs(prefix: "ov"),
-      source: "test", reservationTTL: 600, logger: Logger(label: "test", sink: sink))
+    let commands = StockCommands(
+      store: fixture.app.store, clock: fixture.clock, ids: SequentialIDs(prefix: "ov"), reservationTTL: 600,
+      logger: Logger(label: "test", sink: sink))
     let sku = fixture.sku(minimum: 5)
-    _ = try store.reserve(
+    _ = try commands.reserve(
       ReservationRequest(orderId: "o-over", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 3)]),
       correlationID: nil)
-    _ = try store.setStock(hub: "h1", sku: sku, onHand: 1, actor: "staff", correlationID: nil)
-    _ = try store.applyOrderOutcome(
+    _ = try commands.setStock(hub: "h1", sku: sku, onHand: 1, actor: "staff", correlationID: nil)
+    _ = try commands.applyOrderOutcome(
       .confirmed, orderId: "o-over", hub: "h1", messageID: "m-over", consumer: "stock", correlationID: nil)
-    #expect(try store.product(hub: "h1", sku: sku)?.available == 0)
+    #expect(try fixture.app.store.product(hub: "h1", sku: sku)?.available == 0)
     #expect(sink.lines.contains { $0.contains("order takes more than is on hand") && $0.contains("o-over") })
   }
 }

@@ -14,6 +14,8 @@ import GrocerStorage
 public struct StockServiceApp: Sendable {
   public let router: Router
   public let store: StockStore
+  /// The use cases, for tools and tests that change stock in-process.
+  public let commands: StockCommands
   public let cache: StockCache
   public let http: HTTPServer
   /// Database relay, broker connections, consumers and HTTP, in the order they start.
@@ -35,9 +37,9 @@ public func buildStockService(
 ) throws -> StockServiceApp {
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
-  let store = StockStore(
-    database: database, clock: clock, ids: ids, source: configuration.serviceName,
-    reservationTTL: configuration.reservationTTL, logger: logger)
+  let store = StockStore(database: database)
+  let commands = StockCommands(
+    store: store, clock: clock, ids: ids, reservationTTL: configuration.reservationTTL, logger: logger)
   let cache = StockCache(timeToLive: configuration.cacheTTL)
   let hubs = HubDirectory()
   hubs.replace(with: try store.hubIDs())
@@ -50,7 +52,7 @@ public func buildStockService(
     failsAfterFirstPass: configuration.relayDies)
 
   let outcomes = OrderOutcomeHandler(
-    store: store, cache: cache, consumer: configuration.serviceName, logger: logger)
+    commands: commands, cache: cache, consumer: configuration.serviceName, logger: logger)
   let outcomeConsumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-orders"),
     queue: QueueSpec(
@@ -76,11 +78,11 @@ public func buildStockService(
       logger.info("stock cache emptied after (re)connecting to the broker")
     })
 
-  let reservations = ReservationResponder(store: store, cache: cache, logger: logger)
+  let reservations = ReservationResponder(commands: commands, cache: cache, logger: logger)
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-reservations"),
     queue: configuration.reservationQueue, concurrency: 16, logger: logger, handler: reservations.handle)
-  let catalogue = CatalogueResponder(store: store, logger: logger)
+  let catalogue = CatalogueResponder(commands: commands, logger: logger)
   let catalogueServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"),
     queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogue.handle)
@@ -90,17 +92,18 @@ public func buildStockService(
     name: "reservation-sweeper", interval: .milliseconds(Int(configuration.reservationSweepInterval * 1000)),
     logger: logger
   ) {
-    let movements = try await runBlocking { try store.releaseExpired() }
+    let movements = try await runBlocking { try commands.releaseExpired() }
     cache.apply(movements)
     if !movements.isEmpty { logger.info("expired reservations released", ["count": "\(movements.count)"]) }
   }
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
-    _ = try await runBlocking { try store.purgeInbox() }
+    _ = try await runBlocking { try commands.purgeInbox() }
   }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
-  router.add(StockController(store: store, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
+  router.add(
+    StockController(commands: commands, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
@@ -114,7 +117,7 @@ public func buildStockService(
     responder: router, logger: logger)
 
   return StockServiceApp(
-    router: router, store: store, cache: cache, http: http,
+    router: router, store: store, commands: commands, cache: cache, http: http,
     services: [
       publisher, relay, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer, sweeper, inboxPurge, http,
     ],
@@ -130,8 +133,8 @@ public func loadDemoAssortment(
   let database = try SQLiteDatabase(
     path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
   defer { database.close() }
-  let store = StockStore(
-    database: database, clock: clock, ids: ids, source: configuration.serviceName,
+  let commands = StockCommands(
+    store: StockStore(database: database), clock: clock, ids: ids,
     reservationTTL: configuration.reservationTTL)
-  return try store.loadDemo(DemoAssortment.generate())
+  return try commands.loadDemo(DemoAssortment.generate())
 }

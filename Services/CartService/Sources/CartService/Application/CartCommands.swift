@@ -106,7 +106,7 @@ public final class CartCommands: Sendable {
   }
 
   /// Forgets inbox entries processed more than `retention` ago (longer than the broker could
-  /// redeliver them), as StockStore does.
+  /// redeliver them), as StockCommands does.
   public func purgeInbox(retention: TimeInterval = 7 * 86_400) throws -> Int {
     try store.purgeInbox(olderThan: clock.now().addingTimeInterval(-retention))
   }

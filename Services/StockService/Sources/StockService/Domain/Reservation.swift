@@ -79,6 +79,16 @@ public enum ReservationRules {
   /// How long a hold lasts without an outcome.
   public static let defaultTimeToLive: TimeInterval = 600
 
+  /// The answer to a request for an order whose decline or cancellation came before it
+  /// (`releaseReason` of what is stored under its id is `ReleaseReason.outcomeFirst`): the request
+  /// is late, and nothing may be held for it. Nil for any other request.
+  public static func lateRequestReply(_ request: ReservationRequest, releaseReason: String?)
+    -> ReservationReply?
+  {
+    guard releaseReason == ReleaseReason.outcomeFirst else { return nil }
+    return .rejected(orderId: request.orderId, .reservationReleased(orderId: request.orderId))
+  }
+
   /// Decides a request.
   ///
   /// - `existing`: the reservation stored under `request.orderId`, if any.

@@ -2,7 +2,7 @@ import Foundation
 import GrocerContracts
 
 /// An in-memory hub stock ledger with reservations, built on `ReservationRules`: the reference
-/// model of what the SQLite store must do, and usable as the in-memory store in tests.
+/// model of what `StockCommands` must do over SQLite, and usable as the in-memory store in tests.
 public struct ReservationBook: Hashable, Sendable {
   /// On-hand counts per hub and SKU; a SKU absent here is unknown at that hub.
   public private(set) var onHand: [HubID: [SKU: Int]] = [:]

@@ -12,7 +12,7 @@ import GrocerRuntime
 /// Always replies: a malformed request gets `badRequest`, an unknown hub `unknownHub`, and a
 /// database failure `unavailable` (ask again).
 struct CatalogueResponder: Sendable {
-  let store: StockStore
+  let commands: StockCommands
   let logger: Logger
 
   func handle(_ delivery: AMQPDelivery) async -> Data {
@@ -28,11 +28,11 @@ struct CatalogueResponder: Sendable {
     } catch {
       return Self.badRequest("the request is not a catalogue request: \(error)")
     }
-    let store = self.store
+    let commands = self.commands
     switch request.kind {
     case .hubs:
       do {
-        return CatalogueReply(hubs: try await runBlocking { try store.catalogueHubs() })
+        return CatalogueReply(hubs: try await runBlocking { try commands.catalogueHubs() })
       } catch {
         return unavailable(error, request)
       }
@@ -50,7 +50,7 @@ struct CatalogueResponder: Sendable {
         let after = request.after
         guard
           let page = try await runBlocking({
-            try store.catalogueProducts(hub: hub, after: after, limit: limit)
+            try commands.catalogueProducts(hub: hub, after: after, limit: limit)
           })
         else {
           return CatalogueReply(error: RemoteError(code: "unknownHub", detail: "there is no hub \(hub)"))

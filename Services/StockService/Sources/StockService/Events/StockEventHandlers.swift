@@ -7,7 +7,7 @@ import GrocerRuntime
 /// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and
 /// `order.cancelled` release. Acked only after the effect (and its inbox row) is committed.
 struct OrderOutcomeHandler: Sendable {
-  let store: StockStore
+  let commands: StockCommands
   let cache: StockCache
   let consumer: String
   let logger: Logger
@@ -25,9 +25,9 @@ struct OrderOutcomeHandler: Sendable {
     }
     let decoded = (kind: kind, outcome: envelope.payload)
     do {
-      let (store, consumer) = (self.store, self.consumer)
+      let (commands, consumer) = (self.commands, self.consumer)
       let (movements, effect) = try await runBlocking {
-        try store.applyOrderOutcome(
+        try commands.applyOrderOutcome(
           decoded.kind, orderId: decoded.outcome.orderId, hub: decoded.outcome.hub, messageID: envelope.id,
           consumer: consumer, correlationID: envelope.correlationId)
       }
@@ -110,7 +110,7 @@ struct CacheInvalidationHandler: Sendable {
 
 /// Answers reservation requests over request/reply: all-or-nothing, idempotent per order id.
 struct ReservationResponder: Sendable {
-  let store: StockStore
+  let commands: StockCommands
   let cache: StockCache
   let logger: Logger
 
@@ -119,11 +119,11 @@ struct ReservationResponder: Sendable {
     do {
       let request = try JSON.read(ReservationRequest.self, from: delivery.body)
       do {
-        let store = self.store
+        let commands = self.commands
         let correlationID = request.correlationId ?? delivery.correlationID
         // On the writer queue: reservations handled at once commit together (group commit).
-        let (answer, movements) = try await store.database.onWriterQueue {
-          try store.reserve(request, correlationID: correlationID)
+        let (answer, movements) = try await commands.store.database.onWriterQueue {
+          try commands.reserve(request, correlationID: correlationID)
         }
         cache.apply(movements)
         reply = answer

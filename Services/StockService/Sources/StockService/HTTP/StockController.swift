@@ -10,7 +10,7 @@ import GrocerStorage
 /// Catalogue reads are public (the app's catalogue and a CDN may cache them); every write
 /// needs a staff token for that hub.
 struct StockController: Sendable {
-  let store: StockStore
+  let commands: StockCommands
   let cache: StockCache
   let hubs: HubDirectory
   let misses = StockMissLoader()
@@ -70,7 +70,7 @@ struct StockController: Sendable {
         alsoRefresh: { metAgedOut ? cache.expired(hub: hub, now: now, limit: Self.refreshLimit) : [] }
       ) { skus in
         let readAt = clock.now()
-        let rows = try await stored { try $0.counts(hub: hub, skus: skus) }
+        let rows = try await stored { try $0.store.counts(hub: hub, skus: skus) }
         cache.fill(hub: hub, rows: rows, readAt: readAt, generation: generation)
         return (rows, readAt)
       }
@@ -123,7 +123,7 @@ struct StockController: Sendable {
     if let after, !Identifier.isValid(after) {
       throw HTTPError.badRequest(code: "invalidCursor", detail: "`after` must be a product id")
     }
-    let items = try await stored { try $0.products(hub: hub, after: after, limit: limit) }
+    let items = try await stored { try $0.store.products(hub: hub, after: after, limit: limit) }
     return try .json(
       status: 200,
       value: ProductPage(items: items, next: items.count == limit ? items.last?.product.sku : nil))
@@ -133,7 +133,7 @@ struct StockController: Sendable {
     let hub = try request.hubParameter()
     let sku = try request.skuParameter()
     try await requireHub(hub)
-    guard let product = try await stored({ try $0.product(hub: hub, sku: sku) }) else {
+    guard let product = try await stored({ try $0.store.product(hub: hub, sku: sku) }) else {
       throw HTTPError.notFound(code: "unknownProduct", detail: "hub \(hub) has no product \(sku)")
     }
     return try .json(status: 200, value: product)
@@ -144,15 +144,12 @@ struct StockController: Sendable {
     let sku = try request.skuParameter()
     _ = try request.requireStaff(of: hub)
     let body = try request.decodeStrict(ProductUpsert.self)
-    guard let currentHub = try await stored({ try $0.hub(hub) }) else { throw Self.unknownHub(hub) }
-    let product: Product
-    do { product = try body.validate(sku: sku, currency: currentHub.currency) } catch {
-      throw error.httpError
-    }
     let correlationID = request.requestID
-    let (saved, created, movement) = try await stored {
-      try $0.upsertProduct(hub: hub, product, correlationID: correlationID)
-    }
+    guard
+      let (saved, created, movement) = try await stored({
+        try $0.upsertProduct(hub: hub, sku: sku, body, correlationID: correlationID)
+      })
+    else { throw Self.unknownHub(hub) }
     if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
     return try .json(status: created ? 201 : 200, value: saved)
   }
@@ -189,19 +186,21 @@ struct StockController: Sendable {
 
   /// A count change: drops the cached count it moved and answers the product.
   private func changed(
-    _ change: @escaping @Sendable (StockStore) throws -> (StockedProduct, StockMovement?)
+    _ change: @escaping @Sendable (StockCommands) throws -> (StockedProduct, StockMovement?)
   ) async throws -> HTTPResponse {
     let (product, movement) = try await stored(change)
     if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
     return try .json(status: 200, value: product)
   }
 
-  /// Runs a store call off the cooperative pool (SQLite blocks on its lock and the disk).
-  /// A broken rule becomes its problem; storage trouble (busy, I/O) a 503 with `Retry-After`.
-  private func stored<T: Sendable>(_ body: @escaping @Sendable (StockStore) throws -> T) async throws -> T {
-    let store = self.store
+  /// Runs a use case or a read off the cooperative pool (SQLite blocks on its lock and the
+  /// disk). A broken rule becomes its problem; storage trouble (busy, I/O) a 503 with
+  /// `Retry-After`.
+  private func stored<T: Sendable>(_ body: @escaping @Sendable (StockCommands) throws -> T) async throws -> T
+  {
+    let commands = self.commands
     do {
-      return try await runBlocking { try body(store) }
+      return try await runBlocking { try body(commands) }
     } catch let error as StockStoreError {
       switch error {
       case .domain(let rule): throw rule.httpError
@@ -223,7 +222,7 @@ struct StockController: Sendable {
 
   @Sendable func getHub(_ request: HTTPRequest) async throws -> HTTPResponse {
     let hub = try request.hubParameter()
-    guard let found = try await stored({ try $0.hub(hub) }) else { throw Self.unknownHub(hub) }
+    guard let found = try await stored({ try $0.store.hub(hub) }) else { throw Self.unknownHub(hub) }
     return try .json(status: 200, value: HubView(hub: found, now: clock.now()))
   }
 
@@ -232,11 +231,7 @@ struct StockController: Sendable {
     _ = try request.requireStaff(of: id)
     let body = try request.decodeStrict(HubUpsert.self)
     let correlationID = request.requestID
-    let (hub, created) = try await stored { store in
-      try store.upsertHub(id: id, correlationID: correlationID) { existing in
-        try body.validate(hub: id, existing: existing)
-      }
-    }
+    let (hub, created) = try await stored { try $0.upsertHub(id: id, body, correlationID: correlationID) }
     hubs.insert(id)
     return try .json(status: created ? 201 : 200, value: HubView(hub: hub, now: clock.now()))
   }
@@ -244,7 +239,7 @@ struct StockController: Sendable {
   /// 404 unless the hub exists (asking the database when this replica has not heard of it).
   private func requireHub(_ hub: HubID) async throws {
     if hubs.contains(hub) { return }
-    guard try await stored({ try $0.hub(hub) }) != nil else { throw Self.unknownHub(hub) }
+    guard try await stored({ try $0.store.hub(hub) }) != nil else { throw Self.unknownHub(hub) }
     hubs.insert(hub)
   }
 

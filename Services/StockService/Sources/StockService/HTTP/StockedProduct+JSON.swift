@@ -1,0 +1,14 @@
+/// A product's reply shape: `{ sku, name, price, deposit?, unitPrice?, available }`.
+extension StockedProduct: Encodable {
+  enum CodingKeys: String, CodingKey { case sku, name, price, deposit, unitPrice, available }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(product.sku, forKey: .sku)
+    try container.encode(product.name, forKey: .name)
+    try container.encode(product.price, forKey: .price)
+    try container.encodeIfPresent(product.deposit, forKey: .deposit)
+    try container.encodeIfPresent(product.unitPrice, forKey: .unitPrice)
+    try container.encode(available, forKey: .available)
+  }
+}
