@@ -60,7 +60,7 @@ final class ServerCore: Sendable {
   let connections: ConnectionGuard
   /// Connections per daemon, which the acceptor balances.
   let load = DaemonLoad()
-  /// Requests suspended while their async handler runs. Removing an entry is the right to resume
+  /// Requests suspended while a task awaits the responder's answer. Removing an entry is the right to resume
   /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
   private let inFlight = Atomic<Int>(0)
@@ -179,7 +179,8 @@ final class ServerCore: Sendable {
     inFlight.add(1, ordering: .acquiringAndReleasing)
     suspended.withLock { $0[ObjectIdentifier(context)] = context }
     MHD_suspend_connection(connection)
-    responder.respond(to: request) { response in self.resume(context, with: response) }
+    let responder = self.responder
+    Task { self.resume(context, with: await responder.respond(to: request)) }
   }
 
   /// Resumes `context` with `response` unless someone (shutdown) already did.
