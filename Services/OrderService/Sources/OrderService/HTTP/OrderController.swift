@@ -16,6 +16,8 @@ struct OrderController: Sendable {
   let clock: any WallClock
   /// How long `POST /v1/orders` waits for the saga before answering 202 `pending`.
   let requestDeadline: Duration
+  /// Where that wait's limit is kept.
+  let deadlines: Deadlines
 
   var routes: [Route] {
     [
@@ -48,7 +50,7 @@ struct OrderController: Sendable {
       throw Self.http(.keyReused)
     case .started(let order):
       let outcome =
-        await answer(within: requestDeadline) { give in saga.drive(order, then: give) }
+        await answer(within: requestDeadline, on: deadlines) { give in saga.drive(order, then: give) }
         ?? .pending(orderId: order.orderId)
       return try Self.result(of: outcome).get()
     }
