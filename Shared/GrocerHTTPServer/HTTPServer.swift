@@ -117,18 +117,12 @@ public final class HTTPServer: LifecycleService {
     let handles = daemons.withLock { $0 }
     guard !handles.isEmpty else { return }
     acceptor.withLock { $0 }?.stop()
-    let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-    while core.asyncInFlight > 0 && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(10))
-    }
+    _ = await core.asyncInFlight.drain(within: configuration.shutdownGracePeriod)
     let forced = core.resumeAllSuspended()
     if forced > 0 {
       core.logger.warning(
         "answered unfinished requests with 503 at shutdown", ["http.requests": String(forced)])
-      let drainDeadline = ContinuousClock.now + .seconds(1)
-      while core.asyncInFlight > 0 && ContinuousClock.now < drainDeadline {
-        try? await Task.sleep(for: .milliseconds(10))
-      }
+      _ = await core.asyncInFlight.drain(within: .seconds(1))
     }
     daemons.withLock { $0 = [] }
     for handle in handles { MHD_stop_daemon(handle.pointer) }
