@@ -3,7 +3,7 @@ import GrocerHTTP
 import GrocerHTTPTesting
 import Testing
 
-@Suite struct MemoryFirstRouteTests {
+@Suite struct MemoryAnswerRouteTests {
   private func router() -> Router {
     var router = Router(
       middleware: [RequestIDMiddleware(ids: SequentialIDs(prefix: "req"))], logger: .discarding())
