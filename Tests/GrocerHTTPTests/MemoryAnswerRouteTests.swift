@@ -1,6 +1,7 @@
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPTesting
+import GrocerRuntime
 import Testing
 
 @Suite struct MemoryAnswerRouteTests {
@@ -47,6 +48,28 @@ import Testing
     #expect(router.respondImmediately(to: HTTPRequest(method: "GET", target: "/nowhere")) == nil)
     #expect(await router.respond(to: HTTPRequest(method: "GET", target: "/plain")).bodyString == "plain")
     #expect(await router.respond(to: HTTPRequest(method: "GET", target: "/nowhere")).status == 404)
+  }
+
+  @Test func aMissIsCountedAndLoggedOnceLikeAHit() async {
+    let registry = MetricsRegistry()
+    let sink = LogSink.memory()
+    var router = Router(
+      middleware: [
+        RequestIDMiddleware(ids: SequentialIDs(prefix: "req")), MetricsMiddleware(registry: registry),
+        AccessLogMiddleware(logger: Logger(label: "test", level: .debug, sink: sink), level: .info),
+      ], logger: .discarding())
+    router.add(
+      Route("GET", "/cache/{key}", { _ in .text("from storage") })
+        .answeringFromMemory { request in request.pathParameters["key"] == "hit" ? .text("from memory") : nil
+        })
+    let client = TestClient(router)
+    #expect(await client.get("/cache/hit").bodyString == "from memory")
+    #expect(await client.get("/cache/miss").bodyString == "from storage")
+    #expect(
+      registry.render().contains(#"http_requests_total{method="GET",route="/cache/{key}",status="200"} 2"#))
+    let lines = sink.lines.filter { $0.contains("request answered") }
+    #expect(lines.count == 2)
+    #expect(lines.last?.contains(#""request.id":"req-2""#) == true)
   }
 
   @Test func theTestClientTakesTheSamePath() async {
