@@ -1,6 +1,6 @@
 import GrocerCore
 
-/// An interceptor around every request the router answers, sync or async.
+/// An interceptor around every request the router answers, from memory or by its handler.
 ///
 /// `before` runs in registration order once the route is known (so it can read `request.route`
 /// and `request.authRequirement`); throwing stops the chain and the error becomes the response.

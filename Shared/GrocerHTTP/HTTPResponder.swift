@@ -1,15 +1,14 @@
 /// The one seam between transport and logic: the adapter (and `TestClient`) call only this.
 ///
-/// `respondImmediately` is tried first, on the transport's own thread: it returns the answer
-/// when it needs no I/O (the hot path answers inside the libmicrohttpd callback), or nil when the
-/// request must go async; then the transport suspends the connection and awaits `respond`.
-/// It takes the request `inout` so the hot path never copies it; when it returns nil it may have
-/// filled in what it resolved (route, parameters, request id), and `respond` resolves again.
+/// `respond(to:)` answers every request. `respondImmediately` is an optional shortcut the
+/// adapter tries first, on its own thread: the answer when it needs no I/O (a route registered
+/// with `Route.answeringFromMemory`), or nil (the default) to suspend the connection and await
+/// `respond`. It takes the request `inout` so that path never copies it; when it returns nil it
+/// may have filled in what it resolved (route, parameters, request id), and `respond` resolves
+/// again.
 public protocol HTTPResponder: Sendable {
   func respond(to request: HTTPRequest) async -> HTTPResponse
   func respondImmediately(to request: inout HTTPRequest) -> HTTPResponse?
-  /// The suspended path as a callback: `completion` is called exactly once, from any thread.
-  func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void)
 }
 
 extension HTTPResponder {
@@ -20,11 +19,6 @@ extension HTTPResponder {
   public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
     var copy = request
     return respondImmediately(to: &copy)
-  }
-
-  /// By default a task awaits `respond(to:)`.
-  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
-    Task { completion(await respond(to: request)) }
   }
 }
 

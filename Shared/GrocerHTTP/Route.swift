@@ -1,41 +1,41 @@
 /// One endpoint: a method, a path template, what it demands of the caller and its handler.
 ///
 /// Controllers list the routes they serve as `[Route]` and the composition root adds them to a
-/// `Router`.
+/// `Router`. Every handler is `async`; the transport suspends the connection while it runs.
 public struct Route: Sendable {
-  /// Answers without awaiting anything; runs inside the transport's callback (the hot path).
-  public typealias SyncHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse
-  /// Awaits I/O; the transport suspends the connection while it runs.
-  public typealias AsyncHandler = @Sendable (HTTPRequest) async throws -> HTTPResponse
-  /// Answers from memory when it can (non-nil), or returns nil to have the route's async handler
-  /// run with the connection suspended (a cache miss that must read the database).
-  public typealias MemoryHandler = @Sendable (inout HTTPRequest) throws -> HTTPResponse?
-  /// Hands its work to a queue of its own (a database writer) and calls `done` exactly once, from
-  /// any thread, with the answer or the error; no Swift task runs in between (each hop costs
-  /// on a small machine).
-  public typealias CallbackHandler =
-    @Sendable (HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Void
-
-  /// How the route answers.
-  public enum Handler: Sendable {
-    case sync(SyncHandler)
-    case async(AsyncHandler)
-    /// The hot path of a cache: in the callback on a hit, suspended on a miss.
-    case memoryFirst(MemoryHandler, otherwise: AsyncHandler)
-    /// Suspended while its own queue works; answered when it calls back.
-    case callback(CallbackHandler)
-  }
+  /// Answers a request; a thrown `HTTPError` becomes its problem+json, anything else a 500.
+  public typealias Handler = @Sendable (HTTPRequest) async throws -> HTTPResponse
+  /// An answer from memory on the transport's own thread, or nil to leave the request to the
+  /// route's handler (see `answeringFromMemory(_:)`).
+  public typealias MemoryAnswer = @Sendable (inout HTTPRequest) throws -> HTTPResponse?
 
   public var method: String
   /// `/v1/hubs/{hub}/products/{sku}`: literal segments and `{name}` parameters.
   public var template: String
   public var auth: AuthRequirement
   public var handler: Handler
+  /// Set only by `answeringFromMemory(_:)`; read by the router's immediate path.
+  var memoryAnswer: MemoryAnswer?
 
-  public init(_ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: Handler) {
+  public init(
+    _ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Handler
+  ) {
     self.method = method.uppercased()
     self.template = template
     self.auth = auth
     self.handler = handler
+  }
+
+  /// This route, also answered inside the transport's callback when `answer` returns non-nil:
+  /// no connection suspended, no task. Only for a route whose benchmark shows the hop matters
+  /// (the stock lookup); `handler` still answers every request `answer` leaves (nil), so it must
+  /// answer a hit as well.
+  ///
+  /// The middleware runs around `answer` as around the handler; after a nil its `before` hooks
+  /// run again for the handler, so they must have no side effects.
+  public func answeringFromMemory(_ answer: @escaping MemoryAnswer) -> Route {
+    var route = self
+    route.memoryAnswer = answer
+    return route
   }
 }

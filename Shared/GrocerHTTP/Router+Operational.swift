@@ -5,17 +5,17 @@ extension Router {
   /// Adds `GET /health/live` (always 200), `GET /health/ready` (200, or 503 with `Retry-After`
   /// naming the checks that failed) and `GET /metrics` (Prometheus text).
   ///
-  /// `readiness` runs synchronously on the transport's thread: it should read cached state
-  /// (a connection flag), not perform I/O.
+  /// `readiness` is called for every probe: it should read cached state (a connection flag), not
+  /// perform I/O.
   public mutating func addOperationalRoutes(
     registry: MetricsRegistry, readiness: @escaping @Sendable () -> [String: Bool]
   ) {
     get(
       "/health/live",
-      .sync { _ in .json(bytes: Array(#"{"status":"live"}"#.utf8)) })
+      { _ in .json(bytes: Array(#"{"status":"live"}"#.utf8)) })
     get(
       "/health/ready",
-      .sync { _ in
+      { _ in
         let checks = readiness()
         let failed = checks.filter { !$0.value }.keys.sorted()
         let members = checks.mapValues { JSONValue.string($0 ? "up" : "down") }
@@ -28,6 +28,6 @@ extension Router {
       })
     get(
       "/metrics",
-      .sync { _ in .text(registry.render(), contentType: "text/plain; version=0.0.4; charset=utf-8") })
+      { _ in .text(registry.render(), contentType: "text/plain; version=0.0.4; charset=utf-8") })
   }
 }

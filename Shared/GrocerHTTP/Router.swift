@@ -20,20 +20,16 @@ public struct Router: HTTPResponder {
     let template: String
     let auth: AuthRequirement
     let handler: Route.Handler
-    /// The handler's memory part, if it has one: called from here (a `let` of a borrowed entry)
-    /// it takes no reference count, where taking it out of `handler` does.
-    let fromMemory: Route.MemoryHandler?
+    /// The route's answer from memory, if it was registered with one: called from here (a `let`
+    /// of a borrowed entry) it takes no reference count.
+    let fromMemory: Route.MemoryAnswer?
 
-    init(index: Int, template: String, auth: AuthRequirement, handler: Route.Handler) {
+    init(index: Int, route: Route) {
       self.index = index
-      self.template = template
-      self.auth = auth
-      self.handler = handler
-      if case .memoryFirst(let fromMemory, _) = handler {
-        self.fromMemory = fromMemory
-      } else {
-        fromMemory = nil
-      }
+      self.template = route.template
+      self.auth = route.auth
+      self.handler = route.handler
+      self.fromMemory = route.memoryAnswer
     }
   }
 
@@ -79,7 +75,7 @@ public struct Router: HTTPResponder {
 
   public mutating func add(_ route: Route) {
     let segments = route.template.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-    let entry = Entry(index: routeCount, template: route.template, auth: route.auth, handler: route.handler)
+    let entry = Entry(index: routeCount, route: route)
     routeCount += 1
     Self.insert(entry, method: route.method, segments: segments[...], into: &root)
     seen = SeenPaths()
@@ -90,28 +86,38 @@ public struct Router: HTTPResponder {
   }
 
   public mutating func on(
-    _ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler
+    _ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
   ) {
     add(Route(method, template, auth: auth, handler))
   }
 
-  public mutating func get(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+  public mutating func get(
+    _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
+  ) {
     on("GET", template, auth: auth, handler)
   }
 
-  public mutating func post(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+  public mutating func post(
+    _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
+  ) {
     on("POST", template, auth: auth, handler)
   }
 
-  public mutating func put(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+  public mutating func put(
+    _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
+  ) {
     on("PUT", template, auth: auth, handler)
   }
 
-  public mutating func patch(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+  public mutating func patch(
+    _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
+  ) {
     on("PATCH", template, auth: auth, handler)
   }
 
-  public mutating func delete(_ template: String, auth: AuthRequirement = .none, _ handler: Route.Handler) {
+  public mutating func delete(
+    _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Route.Handler
+  ) {
     on("DELETE", template, auth: auth, handler)
   }
 
@@ -247,64 +253,35 @@ public struct Router: HTTPResponder {
     return nil
   }
 
+  /// Answers inside the transport's callback only for a route registered with
+  /// `Route.answeringFromMemory` whose memory answers; everything else is left (nil) to
+  /// `respond(to:)`.
   public func respondImmediately(to request: inout HTTPRequest) -> HTTPResponse? {
-    switch resolve(&request) {
-    case .failure(let error):
-      return run(&request) { _ throws(HTTPError) in throw error }
-    case .handler(let entry):
-      return entry.with { entry in
-        if entry.fromMemory != nil { return runFromMemory(&request, entry) }
-        if case .sync(let handler) = entry.handler { return run(&request, handler) }
-        return nil
-      }
+    guard case .handler(let entry) = resolve(&request) else { return nil }
+    return entry.with { entry in
+      entry.fromMemory != nil ? runFromMemory(&request, entry) : nil
     }
-  }
-
-  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
-    var request = request
-    if case .handler(let entry) = resolve(&request), case .callback(let handler) = entry.with(\.handler) {
-      runCallback(request, handler, completion)
-      return
-    }
-    let router = self
-    Task { completion(await router.respond(to: request)) }
   }
 
   public func respond(to request: HTTPRequest) async -> HTTPResponse {
     var request = request
     switch resolve(&request) {
     case .failure(let error):
-      return run(&request) { _ throws(HTTPError) in throw error }
-    case .handler(let entry):
-      switch entry.with(\.handler) {
-      case .sync(let handler): return run(&request, handler)
-      case .async(let handler): return await runAsync(&request, handler)
-      case .memoryFirst(_, let otherwise):
-        var attempt = request
-        if let response = entry.with({ runFromMemory(&attempt, $0) }) { return response }
-        return await runAsync(&request, otherwise)
-      case .callback(let handler):
-        let ready = request
-        return await withCheckedContinuation { continuation in
-          runCallback(ready, handler) { continuation.resume(returning: $0) }
-        }
+      var response: HTTPResponse
+      do {
+        try before(&request)
+        throw error
+      } catch {
+        response = answer(error, request)
       }
+      after(request, &response)
+      return response
+    case .handler(let entry):
+      return await run(&request, entry.with(\.handler))
     }
   }
 
-  private func run(_ request: inout HTTPRequest, _ handler: Route.SyncHandler) -> HTTPResponse {
-    var response: HTTPResponse
-    do {
-      try before(&request)
-      response = try handler(&request)
-    } catch {
-      response = answer(error, request)
-    }
-    after(request, &response)
-    return response
-  }
-
-  /// Runs the middleware and the entry's memory handler; nil (and no `after` hooks) when memory
+  /// Runs the middleware and the entry's memory answer; nil (and no `after` hooks) when memory
   /// cannot answer, so the caller runs the whole chain again on the async path. `before` hooks
   /// have no side effects, which makes running them twice harmless.
   private func runFromMemory(_ request: inout HTTPRequest, _ entry: Entry) -> HTTPResponse? {
@@ -320,35 +297,7 @@ public struct Router: HTTPResponder {
     return response
   }
 
-  /// Runs the middleware, then hands the request to a callback handler; its answer (or error)
-  /// goes through the `after` hooks to `completion`.
-  private func runCallback(
-    _ request: HTTPRequest, _ handler: Route.CallbackHandler,
-    _ completion: @escaping @Sendable (HTTPResponse) -> Void
-  ) {
-    var request = request
-    do {
-      try before(&request)
-    } catch {
-      var response = answer(error, request)
-      after(request, &response)
-      completion(response)
-      return
-    }
-    let prepared = request
-    let router = self
-    handler(prepared) { result in
-      var response: HTTPResponse
-      switch result {
-      case .success(let answer): response = answer
-      case .failure(let error): response = router.answer(error, prepared)
-      }
-      router.after(prepared, &response)
-      completion(response)
-    }
-  }
-
-  private func runAsync(_ request: inout HTTPRequest, _ handler: Route.AsyncHandler) async -> HTTPResponse {
+  private func run(_ request: inout HTTPRequest, _ handler: Route.Handler) async -> HTTPResponse {
     var response: HTTPResponse
     do {
       try before(&request)

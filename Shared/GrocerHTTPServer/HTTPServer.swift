@@ -19,9 +19,9 @@ public enum HTTPServerError: Error, Sendable {
 /// (`DaemonLoad`). MHD's own thread pool shares one listening socket and whichever thread wakes
 /// first accepts: at 64 connections one of four threads got none and the others 154/228/243
 /// units of CPU; SO_REUSEPORT daemons spread them by a hash (37 and 27 over two threads in one
-/// run), and let a second server bind the same port unnoticed. A request the responder can answer
-/// synchronously is answered inside MHD's callback; otherwise the connection is suspended,
-/// `respond` runs in a Task and the connection is resumed with its answer, so no MHD thread ever
+/// run), and let a second server bind the same port unnoticed. A request the responder answers in
+/// `respondImmediately` is answered inside MHD's callback; otherwise the connection is suspended,
+/// a Task awaits `respond` and the connection is resumed with its answer, so no MHD thread ever
 /// waits on Swift work.
 ///
 /// `shutdown` stops accepting, waits (bounded) for async handlers in flight, answers any still
@@ -117,18 +117,12 @@ public final class HTTPServer: LifecycleService {
     let handles = daemons.withLock { $0 }
     guard !handles.isEmpty else { return }
     acceptor.withLock { $0 }?.stop()
-    let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
-    while core.asyncInFlight > 0 && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(10))
-    }
+    _ = await core.asyncInFlight.drain(within: configuration.shutdownGracePeriod)
     let forced = core.resumeAllSuspended()
     if forced > 0 {
       core.logger.warning(
         "answered unfinished requests with 503 at shutdown", ["http.requests": String(forced)])
-      let drainDeadline = ContinuousClock.now + .seconds(1)
-      while core.asyncInFlight > 0 && ContinuousClock.now < drainDeadline {
-        try? await Task.sleep(for: .milliseconds(10))
-      }
+      _ = await core.asyncInFlight.drain(within: .seconds(1))
     }
     daemons.withLock { $0 = [] }
     for handle in handles { MHD_stop_daemon(handle.pointer) }

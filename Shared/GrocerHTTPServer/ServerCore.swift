@@ -60,10 +60,12 @@ final class ServerCore: Sendable {
   let connections: ConnectionGuard
   /// Connections per daemon, which the acceptor balances.
   let load = DaemonLoad()
-  /// Requests suspended while their async handler runs. Removing an entry is the right to resume
-  /// it, so a Task finishing and a shutdown forcing a 503 never both resume one connection.
+  /// Requests suspended while a task awaits the responder's answer. Removing an entry is the
+  /// right to resume it, so a Task finishing and a shutdown forcing a 503 never both resume one
+  /// connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
-  private let inFlight = Atomic<Int>(0)
+  /// Async requests accepted and not yet completed by MHD, which shutdown drains.
+  let asyncInFlight = InFlight()
   /// Gives a transport thread's core away now and then (`HTTPServerConfiguration.yieldEvery`).
   private let yielding: TransportYield
 
@@ -82,9 +84,6 @@ final class ServerCore: Sendable {
     self.connections = connections
     self.yielding = TransportYield(every: yieldEvery)
   }
-
-  /// Async requests accepted and not yet completed by MHD.
-  var asyncInFlight: Int { inFlight.load(ordering: .acquiring) }
 
   func handle(
     _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
@@ -176,10 +175,11 @@ final class ServerCore: Sendable {
     context.phase = .suspended
     context.wentAsync = true
     context.connection = connection
-    inFlight.add(1, ordering: .acquiringAndReleasing)
+    asyncInFlight.enter()
     suspended.withLock { $0[ObjectIdentifier(context)] = context }
     MHD_suspend_connection(connection)
-    responder.respond(to: request) { response in self.resume(context, with: response) }
+    let responder = self.responder
+    Task { self.resume(context, with: await responder.respond(to: request)) }
   }
 
   /// Resumes `context` with `response` unless someone (shutdown) already did.
@@ -211,7 +211,7 @@ final class ServerCore: Sendable {
   }
 
   func completed(_ context: RequestContext) {
-    if context.wentAsync { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
+    if context.wentAsync { asyncInFlight.leave() }
     connections.awaitNextRequest(context.connectionState)
   }
 

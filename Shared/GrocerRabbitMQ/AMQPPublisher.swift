@@ -18,7 +18,8 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
   private let mandatory: Bool
   private let published: Counter
   private let logger: Logger
-  private let inFlight = Atomic<Int>(0)
+  /// `publish` calls waiting for their confirms, which shutdown drains.
+  private let inFlight = InFlight()
 
   /// One `publish` call waiting for its confirms.
   private final class Batch {
@@ -84,10 +85,7 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
 
   /// Waits (up to the publish time-out) for publishes in flight to be confirmed, then closes.
   public func shutdown() async {
-    let deadline = ContinuousClock.now + driver.configuration.publishTimeout
-    while inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(10))
-    }
+    _ = await inFlight.drain(within: driver.configuration.publishTimeout)
     await driver.shutdown()
   }
 
@@ -98,8 +96,8 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     guard !messages.isEmpty else { return }
     guard driver.isConnected else { throw AMQPError.notConnected }
     let deadline = ContinuousClock.now + driver.configuration.publishTimeout
-    inFlight.add(1, ordering: .acquiringAndReleasing)
-    defer { inFlight.subtract(1, ordering: .acquiringAndReleasing) }
+    inFlight.enter()
+    defer { inFlight.leave() }
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
       driver.submit(
         run: { channel in

@@ -10,8 +10,12 @@ import GrocerCore
 /// Here a deadline is an entry in a heap; `cancel` forgets its action at once, and the entry is
 /// dropped when it reaches the top. Actions run on the scheduler's thread, so keep them short:
 /// resume a continuation, cancel a task.
+///
+/// A service that needs time limits owns an instance and passes it down. The thread starts with
+/// the first deadline and ends after a while without any (`idleLifetime`), so an instance nobody
+/// uses any more holds no thread.
 public final class Deadlines: @unchecked Sendable {
-  /// The process's scheduler (its thread starts with the first deadline).
+  /// The scheduler of the shared storage primitives (`WakeSignal`).
   public static let shared = Deadlines()
 
   /// What `cancel` takes back.
@@ -31,7 +35,13 @@ public final class Deadlines: @unchecked Sendable {
   private var lastID: UInt64 = 0
   private var started = false
 
-  public init() {}
+  /// How long the thread waits for a deadline before it ends (the next `schedule` starts another).
+  private let idleLifetime: TimeInterval
+
+  public init(idleLifetime: Duration = .seconds(2)) {
+    let (seconds, attoseconds) = idleLifetime.components
+    self.idleLifetime = Double(seconds) + Double(attoseconds) / 1e18
+  }
 
   /// Runs `action` once `delay` has passed, unless `cancel` comes first.
   @discardableResult
@@ -77,7 +87,11 @@ public final class Deadlines: @unchecked Sendable {
       // Cancelled entries leave as soon as they are first.
       while let first = heap.first, actions[first.id] == nil { pop() }
       guard let first = heap.first else {
-        condition.wait()
+        if !condition.wait(until: Date(timeIntervalSinceNow: idleLifetime)) && heap.isEmpty {
+          started = false
+          condition.unlock()
+          return
+        }
         continue
       }
       let now = ContinuousClock.now

@@ -40,4 +40,15 @@ import Testing
     // Cancelling what already ran says so.
     #expect(deadlines.cancel(tokens[0]) == false)
   }
+
+  @Test func aSchedulerWhoseThreadEndedWhileIdleRunsTheNextAction() async throws {
+    let deadlines = Deadlines(idleLifetime: .milliseconds(20))
+    let ran = Mutex<[Int]>([])
+    deadlines.schedule(after: .milliseconds(5)) { ran.withLock { $0.append(1) } }
+    #expect(await eventually { ran.withLock { $0 } == [1] })
+    // Past the idle lifetime the thread has ended; the next deadline starts another.
+    try await Task.sleep(for: .milliseconds(200))
+    deadlines.schedule(after: .milliseconds(5)) { ran.withLock { $0.append(2) } }
+    #expect(await eventually { ran.withLock { $0 } == [1, 2] })
+  }
 }

@@ -26,7 +26,7 @@ final class EchoStack {
   /// method, target, content type and every `x-test-*` field; `/slow` answers after two seconds.
   static func router() -> Router {
     var router = Router(logger: .discarding())
-    let echo: Route.Handler = .sync { request in
+    let echo: Route.Handler = { request in
       var headers = HTTPHeaders()
       headers.add("X-Echo-Method", request.method)
       let query = request.rawQuery.isEmpty ? "" : "?\(request.rawQuery)"
@@ -43,7 +43,7 @@ final class EchoStack {
     }
     router.get(
       "/slow",
-      .async { _ in
+      { _ in
         try await Task.sleep(for: .seconds(2))
         return .text("late")
       })

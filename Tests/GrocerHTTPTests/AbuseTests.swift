@@ -18,15 +18,15 @@ import Testing
     connectionTimeout: Int = timeoutSeconds, configure: (inout HTTPServerConfiguration) -> Void = { _ in }
   ) async throws -> HTTPServer {
     var router = Router(logger: .discarding())
-    router.get("/sync", .sync { _ in .text("sync") })
-    router.get("/n", .sync { request in .text(request.query["n"] ?? "-") })
+    router.add(answeredInTheCallback("GET", "/sync") { _ in .text("sync") })
+    router.add(answeredInTheCallback("GET", "/n") { request in .text(request.query["n"] ?? "-") })
     router.get(
       "/slow-n",
-      .async { request in
+      { request in
         try await Task.sleep(for: .milliseconds(30))
         return .text(request.query["n"] ?? "-")
       })
-    router.post("/echo", .sync { request in .text("\(request.body.count)") })
+    router.add(answeredInTheCallback("POST", "/echo") { request in .text("\(request.body.count)") })
     var configuration = HTTPServerConfiguration(
       port: 0, threadPoolSize: 2, connectionTimeoutSeconds: connectionTimeout)
     configure(&configuration)

@@ -26,6 +26,14 @@ func exchange(_ port: Int, ipv6: Bool = false, _ requests: [String]) throws -> [
   }
 }
 
+/// A route answered inside the transport's callback (`answer`, never falling back to the async
+/// handler, which gives the same answer).
+func answeredInTheCallback(
+  _ method: String, _ template: String, _ answer: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+) -> Route {
+  Route(method, template, { answer($0) }).answeringFromMemory { answer($0) }
+}
+
 /// What a fresh connection gets for `GET /sync`: proof the server is still up after abuse.
 func stillAnswers(_ port: Int) throws -> RawSocket.Response? {
   try exchange(port, [get("/sync")])[0]
@@ -46,29 +54,31 @@ final class Gate: Sendable {
     asyncDelay: Duration = .milliseconds(20), yieldEvery: Int = 32
   ) async throws -> HTTPServer {
     var router = Router(middleware: [RequestIDMiddleware()], logger: .discarding())
-    router.get("/sync", .sync { _ in .text("sync") })
+    router.add(answeredInTheCallback("GET", "/sync") { _ in .text("sync") })
     router.get(
       "/async",
-      .async { _ in
+      { _ in
         gate.open()
         try await Task.sleep(for: asyncDelay)
         return .text("async")
       })
-    router.post("/echo", .sync { request in .text("\(request.body.count)") })
+    router.add(answeredInTheCallback("POST", "/echo") { request in .text("\(request.body.count)") })
     router.get(
       "/names/{name}",
-      .sync { request in
+      { request in
         .text("\(request.pathParameters["name"] ?? "-")|\(request.query["q"] ?? "-")|\(request.rawQuery)")
       })
     router.get(
       "/callback",
-      .callback { request, done in
+      { request in
         // Answered from another thread, as a database writer queue would.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
-          if request.query["fail"] != nil {
-            done(.failure(HTTPError.conflict(code: "asked", detail: "asked to fail")))
-          } else {
-            done(.success(.text("callback")))
+        try await withCheckedThrowingContinuation { continuation in
+          DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+            if request.query["fail"] != nil {
+              continuation.resume(throwing: HTTPError.conflict(code: "asked", detail: "asked to fail"))
+            } else {
+              continuation.resume(returning: .text("callback"))
+            }
           }
         }
       })
@@ -151,7 +161,7 @@ final class Gate: Sendable {
     await server.shutdown()
   }
 
-  @Test func aCallbackHandlerAnswersFromAnotherThreadOnAKeptAliveConnection() async throws {
+  @Test func anAnswerFromAnotherThreadArrivesOnAKeptAliveConnection() async throws {
     let server = try await Self.server()
     let port = server.port
     let answers = try await blocking {
@@ -369,7 +379,7 @@ final class Gate: Sendable {
   /// An IPv6 host is served over IPv6 (and only IPv6: the same port on IPv4 is another socket).
   @Test func anIPv6HostIsServed() async throws {
     var router = Router(logger: .discarding())
-    router.get("/sync", .sync { _ in .text("six") })
+    router.add(answeredInTheCallback("GET", "/sync") { _ in .text("six") })
     let server = HTTPServer(
       configuration: HTTPServerConfiguration(host: "::1", port: 0), responder: router, logger: .discarding())
     try await server.start()

@@ -7,11 +7,11 @@ import Testing
 @Suite struct RouterIntrospectionTests {
   @Test func registeredRoutesListEveryMethodAndTemplateOnceSorted() {
     var router = Router(logger: .discarding())
-    router.get("/v1/hubs/{hub}", .sync { _ in .noContent() })
-    router.put("/v1/hubs/{hub}", .sync { _ in .noContent() })
-    router.get("/v1/hubs/{hub}/products/{sku}", .sync { _ in .noContent() })
-    router.post("/v1/hubs/{hub}/stock/{sku}/adjustments", .sync { _ in .noContent() })
-    router.get("/health/live", .sync { _ in .noContent() })
+    router.get("/v1/hubs/{hub}", { _ in .noContent() })
+    router.put("/v1/hubs/{hub}", { _ in .noContent() })
+    router.get("/v1/hubs/{hub}/products/{sku}", { _ in .noContent() })
+    router.post("/v1/hubs/{hub}/stock/{sku}/adjustments", { _ in .noContent() })
+    router.get("/health/live", { _ in .noContent() })
     let routes = router.registeredRoutes.map { "\($0.method) \($0.template)" }
     #expect(
       routes == [
@@ -28,15 +28,15 @@ import Testing
     var router = Router(
       middleware: [AuthMiddleware(verifier: FakeVerifier())], logger: .discarding())
     try router.addOpenAPIDocument(Array(#"{"openapi":"3.1.0"}"#.utf8))
-    let immediate = router.respondImmediately(to: HTTPRequest(method: "GET", target: "/openapi.json"))
-    #expect(immediate?.status == 200)
-    #expect(immediate?.headers["Content-Type"] == "application/json")
-    let document = try JSON.decode(JSONValue.self, from: Data(try #require(immediate?.body)))
+    let response = await router.respond(to: HTTPRequest(method: "GET", target: "/openapi.json"))
+    #expect(response.status == 200)
+    #expect(response.headers["Content-Type"] == "application/json")
+    let document = try JSON.decode(JSONValue.self, from: Data(response.body))
     #expect(document["openapi"] == .string("3.1.0"))
     #expect(router.registeredRoutes.map(\.template) == ["/openapi.json"])
   }
 
-  @Test func theServedDocumentIsTheServicesPartWithTheSharedPartMergedIn() throws {
+  @Test func theServedDocumentIsTheServicesPartWithTheSharedPartMergedIn() async throws {
     var router = Router(logger: .discarding())
     try router.addOpenAPIDocument(
       Array(
@@ -44,8 +44,7 @@ import Testing
         {"openapi": "3.1.0", "paths": {"/v1/things": {"get": {"operationId": "getThings"}}},
          "components": {"schemas": {"Thing": {"type": "object"}}}}
         """#.utf8))
-    let body = try #require(
-      router.respondImmediately(to: HTTPRequest(method: "GET", target: "/openapi.json"))?.body)
+    let body = await router.respond(to: HTTPRequest(method: "GET", target: "/openapi.json")).body
     let document = try JSON.decode(JSONValue.self, from: Data(body))
     #expect(document["openapi"] == .string("3.1.0"))
     #expect(document["paths"]?["/v1/things"]?["get"]?["operationId"] == .string("getThings"))

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerRuntime
 import Testing
 
 @testable import OrderService
@@ -72,7 +73,7 @@ import Testing
     let provider = self.provider
     let req = request("slow", token: "sim-timeout")
     await #expect(throws: PaymentProviderError.timeout) {
-      _ = try await provider.within(.milliseconds(100)) { try await provider.charge(req) }
+      _ = try await provider.within(.milliseconds(100), on: Deadlines()) { try await provider.charge(req) }
     }
     guard case .processing(let id) = try await provider.lookup(idempotencyKey: "slow") else {
       throw Failure("not processing")

@@ -38,16 +38,18 @@ struct ReviewHarness {
       path: directory + "/sim.sqlite", clock: clock, ids: SequentialIDs(prefix: "p"), hang: 1,
       logger: .discarding())
     let payments = wrap(simulator)
+    let deadlines = Deadlines()
     saga = CheckoutSaga(
       store: store, clients: clients, payments: payments, clock: clock, logger: .discarding(),
-      paymentTimeout: paymentTimeout, actionTimeout: actionTimeout, paymentGiveUp: paymentGiveUp)
+      paymentTimeout: paymentTimeout, actionTimeout: actionTimeout, paymentGiveUp: paymentGiveUp,
+      deadlines: deadlines)
     var router = Router(
       verifier: HS256Verifier(secret: Self.secret, clock: clock), metrics: MetricsRegistry(),
       logger: .discarding())
     router.add(
       OrderController(
         store: store, saga: saga, payments: payments, webhook: signer, clock: clock,
-        requestDeadline: .seconds(5)
+        requestDeadline: .seconds(5), deadlines: deadlines
       ).routes)
     client = TestClient(router)
   }

@@ -66,16 +66,18 @@ final class ScriptedClients: CheckoutClients {
     payments = try SimulatedPaymentProvider(
       path: directory + "/sim.sqlite", clock: clock, ids: SequentialIDs(prefix: "p"), hang: 1,
       logger: .discarding())
+    let deadlines = Deadlines()
     let saga = CheckoutSaga(
       store: store, clients: clients, payments: payments, clock: clock, logger: .discarding(),
-      paymentTimeout: .seconds(2), actionTimeout: 600, paymentGiveUp: 900, metrics: metrics)
+      paymentTimeout: .seconds(2), actionTimeout: 600, paymentGiveUp: 900, deadlines: deadlines,
+      metrics: metrics)
     var router = Router(
       verifier: HS256Verifier(secret: Self.secret, clock: clock), metrics: MetricsRegistry(),
       logger: .discarding())
     router.add(
       OrderController(
         store: store, saga: saga, payments: payments, webhook: WebhookSignature(secret: "hook"), clock: clock,
-        requestDeadline: .seconds(5)
+        requestDeadline: .seconds(5), deadlines: deadlines
       ).routes)
     client = TestClient(router)
   }

@@ -31,8 +31,8 @@ public struct APNsSimulatorRoutes: Sendable {
   /// router has an `AuthMiddleware`).
   public var routes: [Route] {
     [
-      Route("POST", "/3/device/{token}", .async(push)),
-      Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), .sync(record)),
+      Route("POST", "/3/device/{token}", push),
+      Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), record),
     ]
   }
 
@@ -51,7 +51,7 @@ public struct APNsSimulatorRoutes: Sendable {
 
   /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first (the
   /// same shape as the gateway's own `GET /v1/sim/devices/{token}`).
-  @Sendable func record(_ http: inout HTTPRequest) throws -> HTTPResponse {
+  @Sendable func record(_ http: HTTPRequest) throws -> HTTPResponse {
     let token = try http.pathParameter("token").lowercased()
     struct Reply: Encodable {
       var token: String

@@ -58,11 +58,13 @@ public func buildOrderService(
     reservationQueue: configuration.reservationQueue,
     timeout: .milliseconds(Int(configuration.remoteTimeout * 1000)))
 
+  // The time limits of placing requests and payment calls.
+  let deadlines = Deadlines()
   let saga = CheckoutSaga(
     store: store, clients: clients, payments: provider, clock: clock, logger: logger,
     paymentTimeout: .milliseconds(Int(configuration.paymentTimeout * 1000)),
     actionTimeout: configuration.actionTimeout, paymentGiveUp: configuration.paymentGiveUp,
-    fault: configuration.fault, metrics: metrics)
+    deadlines: deadlines, fault: configuration.fault, metrics: metrics)
   let recovery = PeriodicTask(
     name: "checkout-recovery", interval: .milliseconds(Int(configuration.recoveryInterval * 1000)),
     logger: logger
@@ -80,7 +82,7 @@ public func buildOrderService(
     OrderController(
       store: store, saga: saga, payments: provider,
       webhook: WebhookSignature(secret: configuration.webhookSecret), clock: clock,
-      requestDeadline: .milliseconds(Int(configuration.requestDeadline * 1000))
+      requestDeadline: .milliseconds(Int(configuration.requestDeadline * 1000)), deadlines: deadlines
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {

@@ -18,12 +18,12 @@ struct CartController: Sendable {
 
   var routes: [Route] {
     [
-      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, .memoryFirst(cartFromMemory, otherwise: getCart)),
-      Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, .callback(putItemQueued)),
-      Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, .async(putPromo)),
-      Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), .async(getPromotion)),
-      Route("PUT", "/v1/promos/{code}", auth: .roles([.staff]), .async(putPromotion)),
-      Route("DELETE", "/v1/promos/{code}", auth: .roles([.staff]), .async(deletePromotion)),
+      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, getCart),
+      Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, putItem),
+      Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, putPromo),
+      Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), getPromotion),
+      Route("PUT", "/v1/promos/{code}", auth: .roles([.staff]), putPromotion),
+      Route("DELETE", "/v1/promos/{code}", auth: .roles([.staff]), deletePromotion),
     ]
   }
 
@@ -97,9 +97,9 @@ struct CartController: Sendable {
     enum CodingKeys: String, CodingKey { case code }
   }
 
-  /// A cart that did not change since it was last read is answered from memory, inside the
-  /// transport's callback; nil reads it from the database (`getCart`).
-  @Sendable func cartFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+  /// A cart that did not change since it was last read is answered from memory; nil reads it
+  /// from the database (`getCart`).
+  func cartFromMemory(_ request: HTTPRequest) throws -> HTTPResponse? {
     let (user, hub) = try Self.owner(request)
     let seen = try Self.seenVersion(request)
     guard let bytes = commands.replies.reply(user: user, hub: hub, seenVersion: seen, now: clock.now()) else {
@@ -109,41 +109,28 @@ struct CartController: Sendable {
   }
 
   @Sendable func getCart(_ request: HTTPRequest) async throws -> HTTPResponse {
+    if let remembered = try cartFromMemory(request) { return remembered }
     let (user, hub) = try Self.owner(request)
     let seen = try Self.seenVersion(request)
     return try await stored(hub: hub, writes: false) { try $0.cart(user: user, hub: hub, seenVersion: seen) }
   }
 
-  /// The quantity PUT, the busiest write: checked on the transport's thread, handed straight to
-  /// the database's writer queue (joining its next group commit), encoded off the writer, with
-  /// no Swift task in between. A hub the copy does not know takes the async path, which can ask
+  /// The quantity PUT, the busiest write: checked, then handed straight to the database's writer
+  /// queue (joining its next group commit) and encoded once the handler resumes, off the writer.
+  /// A hub the copy does not know (or a copy still loading) goes through `stored`, which can ask
   /// StockService for it.
-  @Sendable func putItemQueued(
-    _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
-  ) {
-    let write: @Sendable (CartCommands) throws -> CartView
-    let hub: HubID
-    do {
-      (hub, write) = try Self.quantityWrite(request)
-    } catch {
-      done(.failure(error))
-      return
-    }
+  @Sendable func putItem(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let (hub, write) = try Self.quantityWrite(request)
     let commands = self.commands
-    commands.store.database.submitWrite({ try write(commands) }) { result in
-      switch result {
-      case .success(let view):
-        DispatchQueue.global().async { done(.success(Self.cartResponse(view.jsonBytes()))) }
-      case .failure(let error as CartError) where error.kind == .notFound || error.kind == .unavailable:
-        Task {
-          do { done(.success(try await self.stored(hub: hub, writes: true, write))) } catch {
-            done(.failure(error))
-          }
-        }
-      case .failure(let error):
-        done(.failure(Self.http(error)))
-      }
+    let view: CartView
+    do {
+      view = try await commands.store.database.onWriterQueue { try write(commands) }
+    } catch let error as CartError where error.kind == .notFound || error.kind == .unavailable {
+      return try await stored(hub: hub, writes: true, write)
+    } catch {
+      throw Self.http(error)
     }
+    return Self.cartResponse(view.jsonBytes())
   }
 
   /// The quantity PUT's checks, and the write it asks for.

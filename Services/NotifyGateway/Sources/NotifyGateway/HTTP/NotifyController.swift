@@ -12,11 +12,11 @@ struct NotifyController: Sendable {
 
   var routes: [Route] {
     var routes = [
-      Route("PUT", "/v1/devices/{token}", auth: .required, .async(putDevice)),
-      Route("DELETE", "/v1/devices/{token}", auth: .required, .async(deleteDevice)),
+      Route("PUT", "/v1/devices/{token}", auth: .required, putDevice),
+      Route("DELETE", "/v1/devices/{token}", auth: .required, deleteDevice),
     ]
     if simulator != nil {
-      routes.append(Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), .async(simulated)))
+      routes.append(Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), simulated))
     }
     return routes
   }

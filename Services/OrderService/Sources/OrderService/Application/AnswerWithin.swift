@@ -11,23 +11,23 @@ private final class Once: Sendable {
 
 /// Hands `done` the value `start`'s work gives if it comes within `limit`, else `late()`;
 /// whichever comes second is dropped. `start` begins the work and must make it call `give` once.
-/// `done` runs on the thread that had the first answer (the work's, or the deadline thread).
+/// `done` runs on the thread that had the first answer (the work's, or `deadlines`' thread).
 ///
-/// The limit is a `Deadlines` entry, not a sleeping task: one runs per checkout (and one per
-/// payment call), and a `Task.sleep` kept a Dispatch timer armed until its deadline even when
-/// the work had answered in milliseconds.
+/// The limit is an entry of `deadlines`, not a sleeping task: one runs per checkout (and one per
+/// payment call), and a `Task.sleep` keeps a Dispatch timer armed until its deadline even when
+/// the work answered long before.
 func answer<T: Sendable>(
-  within limit: Duration, late: @escaping @Sendable () -> T,
+  within limit: Duration, on deadlines: Deadlines, late: @escaping @Sendable () -> T,
   starting start: (_ give: @escaping @Sendable (T) -> Void) -> Void,
   then done: @escaping @Sendable (T) -> Void
 ) {
   let once = Once()
-  let deadline = Deadlines.shared.schedule(after: limit) {
+  let deadline = deadlines.schedule(after: limit) {
     if once.claim() { done(late()) }
   }
   start { value in
     guard once.claim() else { return }
-    Deadlines.shared.cancel(deadline)
+    deadlines.cancel(deadline)
     done(value)
   }
 }
@@ -35,12 +35,12 @@ func answer<T: Sendable>(
 /// The value handed to `give` if it comes within `limit`, else nil (a later one is dropped);
 /// `onLate` runs when the limit passes first.
 func answer<T: Sendable>(
-  within limit: Duration, onLate: (@Sendable () -> Void)? = nil,
+  within limit: Duration, on deadlines: Deadlines, onLate: (@Sendable () -> Void)? = nil,
   starting start: (_ give: @escaping @Sendable (T) -> Void) -> Void
 ) async -> T? {
   await withCheckedContinuation { continuation in
     answer(
-      within: limit,
+      within: limit, on: deadlines,
       late: { () -> T? in
         onLate?()
         return nil
@@ -53,7 +53,8 @@ func answer<T: Sendable>(
 /// `work`'s value if it comes within `limit`, else nil. Past the limit `work` is cancelled when
 /// `cancellingLate` (it may stop, or ignore it and finish on its own), else left to go on.
 func answer<T: Sendable>(
-  within limit: Duration, cancellingLate: Bool, _ work: @escaping @Sendable () async -> T
+  within limit: Duration, on deadlines: Deadlines, cancellingLate: Bool,
+  _ work: @escaping @Sendable () async -> T
 ) async -> T? {
   // The running work, and whether the limit passed before it was known.
   let late = Mutex<(work: Task<Void, Never>?, timedOut: Bool)>((nil, false))
@@ -63,7 +64,7 @@ func answer<T: Sendable>(
       return late.work
     }?.cancel()
   }
-  return await answer(within: limit, onLate: cancellingLate ? cancelWork : nil) { give in
+  return await answer(within: limit, on: deadlines, onLate: cancellingLate ? cancelWork : nil) { give in
     let running = Task { give(await work()) }
     if late.withLock({ late -> Bool in
       late.work = running

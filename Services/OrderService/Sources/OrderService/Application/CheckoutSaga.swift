@@ -36,6 +36,8 @@ public final class CheckoutSaga: Sendable {
   let logger: Logger
   let policy: CheckoutPolicy
   let fault: SagaFault?
+  /// The payment calls' time limits.
+  let deadlines: Deadlines
   private let running = Mutex<[String: Task<SagaOutcome, Never>]>([:])
   private let outcomes: [String: Counter]
   /// How long each step took, by the step the order was at when it began (reading it included;
@@ -45,7 +47,7 @@ public final class CheckoutSaga: Sendable {
   init(
     store: OrderStore, clients: any CheckoutClients, payments: any PaymentProvider, clock: any WallClock,
     logger: Logger, paymentTimeout: Duration,
-    actionTimeout: TimeInterval, paymentGiveUp: TimeInterval, fault: SagaFault? = nil,
+    actionTimeout: TimeInterval, paymentGiveUp: TimeInterval, deadlines: Deadlines, fault: SagaFault? = nil,
     metrics: MetricsRegistry = MetricsRegistry()
   ) {
     outcomes = Dictionary(
@@ -74,6 +76,7 @@ public final class CheckoutSaga: Sendable {
     self.policy = CheckoutPolicy(
       paymentTimeout: paymentTimeout, actionTimeout: actionTimeout, paymentGiveUp: paymentGiveUp)
     self.fault = fault
+    self.deadlines = deadlines
   }
 
   /// Drives `orderId` as far as it goes now; joins the drive already running, if any.
@@ -239,7 +242,7 @@ public final class CheckoutSaga: Sendable {
   /// A provider call within the payment time-out; no answer in time is "unanswered", never failed.
   private func provider(_ call: @escaping @Sendable () async throws -> PaymentState?) async -> CheckoutEvent {
     do {
-      return .paymentAnswered(try await payments.within(policy.paymentTimeout, call))
+      return .paymentAnswered(try await payments.within(policy.paymentTimeout, on: deadlines, call))
     } catch {
       return .paymentUnanswered
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 
 /// What the bank must do before a payment can go on: `{ "type": "threeDSecure", "url" }`.
 public struct PaymentAction: Codable, Hashable, Sendable {
@@ -87,11 +88,12 @@ extension PaymentProvider {
   /// `operation` with a time limit: past it the caller stops waiting, even if the operation does
   /// not stop on cancellation (a blocking client, a stuck connection); it is cancelled and left
   /// to finish on its own. The provider may still act, which is why every call is idempotent and
-  /// looked up afterwards.
+  /// looked up afterwards. The limit is an entry of `deadlines`.
   func within<T: Sendable>(
-    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+    _ limit: Duration, on deadlines: Deadlines, _ operation: @escaping @Sendable () async throws -> T
   ) async throws -> T {
-    let result = await answer(within: limit, cancellingLate: true) { () async -> Result<T, any Error> in
+    let result = await answer(within: limit, on: deadlines, cancellingLate: true) {
+      () async -> Result<T, any Error> in
       do { return .success(try await operation()) } catch { return .failure(error) }
     }
     guard let result else { throw PaymentProviderError.timeout }

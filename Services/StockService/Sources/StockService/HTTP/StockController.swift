@@ -19,14 +19,14 @@ struct StockController: Sendable {
 
   var routes: [Route] {
     [
-      Route("GET", "/v1/hubs/{hub}/stock", .memoryFirst(stockFromMemory, otherwise: stockFromStorage)),
-      Route("GET", "/v1/hubs/{hub}/products", .async(listProducts)),
-      Route("GET", "/v1/hubs/{hub}/products/{sku}", .async(getProduct)),
-      Route("PUT", "/v1/hubs/{hub}/products/{sku}", auth: .roles([.staff]), .async(putProduct)),
-      Route("PUT", "/v1/hubs/{hub}/stock/{sku}", auth: .roles([.staff]), .async(putStock)),
-      Route("POST", "/v1/hubs/{hub}/stock/{sku}/adjustments", auth: .roles([.staff]), .async(postAdjustment)),
-      Route("GET", "/v1/hubs/{hub}", .async(getHub)),
-      Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), .async(putHub)),
+      Route("GET", "/v1/hubs/{hub}/stock", stockFromStorage).answeringFromMemory(stockFromMemory),
+      Route("GET", "/v1/hubs/{hub}/products", listProducts),
+      Route("GET", "/v1/hubs/{hub}/products/{sku}", getProduct),
+      Route("PUT", "/v1/hubs/{hub}/products/{sku}", auth: .roles([.staff]), putProduct),
+      Route("PUT", "/v1/hubs/{hub}/stock/{sku}", auth: .roles([.staff]), putStock),
+      Route("POST", "/v1/hubs/{hub}/stock/{sku}/adjustments", auth: .roles([.staff]), postAdjustment),
+      Route("GET", "/v1/hubs/{hub}", getHub),
+      Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), putHub),
     ]
   }
 

@@ -18,13 +18,11 @@ struct TrackingController: Sendable {
 
   var routes: [Route] {
     [
-      Route("GET", "/v1/orders/active", auth: .required, .async(active)),
-      Route(
-        "GET", "/v1/orders/{id}/tracking", auth: .required,
-        .memoryFirst(trackingFromMemory, otherwise: tracking)),
-      Route("PUT", "/v1/orders/{id}/live-activity-token", auth: .required, .async(putToken)),
-      Route("POST", "/v1/orders/{id}/status", auth: .roles([.staff, .rider]), .async(postStatus)),
-      Route("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), .async(postFix)),
+      Route("GET", "/v1/orders/active", auth: .required, active),
+      Route("GET", "/v1/orders/{id}/tracking", auth: .required, tracking),
+      Route("PUT", "/v1/orders/{id}/live-activity-token", auth: .required, putToken),
+      Route("POST", "/v1/orders/{id}/status", auth: .roles([.staff, .rider]), postStatus),
+      Route("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), postFix),
     ]
   }
 
@@ -40,8 +38,8 @@ struct TrackingController: Sendable {
     return try Self.json(["orders": records.map(\.snapshot)])
   }
 
-  /// A known order answered inside the transport's callback; nil reads it from the database.
-  @Sendable func trackingFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+  /// A known order answered from memory; nil reads it from the database.
+  func trackingFromMemory(_ request: HTTPRequest) throws -> HTTPResponse? {
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     guard let entry = commands.replies.entry(id), let body = entry.body else { return nil }
@@ -51,6 +49,7 @@ struct TrackingController: Sendable {
   }
 
   @Sendable func tracking(_ request: HTTPRequest) async throws -> HTTPResponse {
+    if let remembered = try trackingFromMemory(request) { return remembered }
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     let commands = self.commands

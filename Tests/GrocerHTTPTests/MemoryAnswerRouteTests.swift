@@ -1,20 +1,19 @@
 import GrocerCore
 import GrocerHTTP
 import GrocerHTTPTesting
+import GrocerRuntime
 import Testing
 
-@Suite struct MemoryFirstRouteTests {
+@Suite struct MemoryAnswerRouteTests {
   private func router() -> Router {
     var router = Router(
       middleware: [RequestIDMiddleware(ids: SequentialIDs(prefix: "req"))], logger: .discarding())
     router.add(
-      Route(
-        "GET", "/cache/{key}",
-        .memoryFirst(
-          { request in
-            request.pathParameters["key"] == "hit" ? .text("from memory") : nil
-          },
-          otherwise: { _ in .text("from storage") })))
+      Route("GET", "/cache/{key}", { _ in .text("from storage") })
+        .answeringFromMemory { request in
+          request.pathParameters["key"] == "hit" ? .text("from memory") : nil
+        })
+    router.get("/plain", { _ in .text("plain") })
     return router
   }
 
@@ -43,6 +42,36 @@ import Testing
     #expect(response.headers.values(for: "X-Request-ID").count == 1)
   }
 
+  @Test func aRouteWithoutAMemoryAnswerAndAnUnknownPathAreLeftToTheAsyncPath() async {
+    let router = router()
+    #expect(router.respondImmediately(to: HTTPRequest(method: "GET", target: "/plain")) == nil)
+    #expect(router.respondImmediately(to: HTTPRequest(method: "GET", target: "/nowhere")) == nil)
+    #expect(await router.respond(to: HTTPRequest(method: "GET", target: "/plain")).bodyString == "plain")
+    #expect(await router.respond(to: HTTPRequest(method: "GET", target: "/nowhere")).status == 404)
+  }
+
+  @Test func aMissIsCountedAndLoggedOnceLikeAHit() async {
+    let registry = MetricsRegistry()
+    let sink = LogSink.memory()
+    var router = Router(
+      middleware: [
+        RequestIDMiddleware(ids: SequentialIDs(prefix: "req")), MetricsMiddleware(registry: registry),
+        AccessLogMiddleware(logger: Logger(label: "test", level: .debug, sink: sink), level: .info),
+      ], logger: .discarding())
+    router.add(
+      Route("GET", "/cache/{key}", { _ in .text("from storage") })
+        .answeringFromMemory { request in request.pathParameters["key"] == "hit" ? .text("from memory") : nil
+        })
+    let client = TestClient(router)
+    #expect(await client.get("/cache/hit").bodyString == "from memory")
+    #expect(await client.get("/cache/miss").bodyString == "from storage")
+    #expect(
+      registry.render().contains(#"http_requests_total{method="GET",route="/cache/{key}",status="200"} 2"#))
+    let lines = sink.lines.filter { $0.contains("request answered") }
+    #expect(lines.count == 2)
+    #expect(lines.last?.contains(#""request.id":"req-2""#) == true)
+  }
+
   @Test func theTestClientTakesTheSamePath() async {
     let client = TestClient(router())
     #expect(await client.get("/cache/hit").bodyString == "from memory")
@@ -55,7 +84,7 @@ import Testing
     var router = Router(logger: .discarding())
     router.get(
       "/v1/hubs/{hub}/products/{sku}",
-      .sync { request in
+      { request in
         .text("\(request.pathParameters["hub"]!)/\(request.pathParameters["sku"]!) \(request.route!)")
       })
     let client = TestClient(router)
@@ -69,9 +98,9 @@ import Testing
 
   @Test func addingARouteForgetsWhatWasSeen() async {
     var router = Router(logger: .discarding())
-    router.get("/v1/{anything}", .sync { _ in .text("parameter") })
+    router.get("/v1/{anything}", { _ in .text("parameter") })
     #expect(await TestClient(router).get("/v1/health").bodyString == "parameter")
-    router.get("/v1/health", .sync { _ in .text("literal") })
+    router.get("/v1/health", { _ in .text("literal") })
     #expect(await TestClient(router).get("/v1/health").bodyString == "literal")
   }
 }
