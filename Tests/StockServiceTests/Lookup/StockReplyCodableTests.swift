@@ -6,22 +6,28 @@ import Testing
 /// The stock reply is written by hand (the lookup is benchmarked against nginx): it holds what
 /// Codable would write for `{ asOf, stock }`, with the counts in request order, where Codable
 /// sorts them.
-@Suite struct StockReplyWriterTests {
+@Suite struct StockReplyCodableTests {
   struct Reply: Codable, Equatable {
     var asOf: Date
     var stock: [String: Int]
   }
 
   static let readAt = Date(timeIntervalSince1970: 1_792_584_000)
+  static let now = readAt.addingTimeInterval(3)
+
+  /// The oldest read among the SKUs consulted; with none, now.
+  static func asOf(_ counts: [(String, Int?)]) -> Date { counts.isEmpty ? now : readAt }
 
   static func reply(_ counts: [(String, Int?)]) -> [UInt8] {
     let cache = StockCache(timeToLive: 30)
     let skus = counts.map(\.0)
     let rows = counts.enumerated().map { StockRow(sku: $1.0, count: $1.1, sequence: Int64($0 + 1)) }
     cache.fill(hub: "h1", rows: rows, readAt: readAt, generation: cache.generation)
-    let lookup = cache.lookup(hub: "h1", skus: skus, now: readAt.addingTimeInterval(3))
-    return StockReplyWriter.reply(skus: skus, lookup: lookup, now: readAt.addingTimeInterval(3), timeToLive: 30)
-      .body
+    let lookup = cache.lookup(hub: "h1", skus: skus, now: now)
+    return StockReplyWriter.reply(
+      skus: skus, lookup: lookup, now: now, timeToLive: 30
+    )
+    .body
   }
 
   static let samples: [[(String, Int?)]] = [
@@ -36,7 +42,7 @@ import Testing
     let body = Self.reply(counts)
     let decoded = try JSON.decode(Reply.self, from: Data(body))
     let known = counts.compactMap { sku, count in count.map { (sku, $0) } }
-    #expect(decoded == Reply(asOf: Self.readAt, stock: Dictionary(uniqueKeysWithValues: known)))
+    #expect(decoded == Reply(asOf: Self.asOf(counts), stock: Dictionary(uniqueKeysWithValues: known)))
   }
 
   /// (SKUs as lookups take them: identifiers, nothing to escape.)
@@ -44,7 +50,8 @@ import Testing
     let counts = Self.samples[index].sorted { $0.0 < $1.0 }
     let body = Self.reply(counts)
     let known = counts.compactMap { sku, count in count.map { (sku, $0) } }
-    let encoded = try JSON.encode(Reply(asOf: Self.readAt, stock: Dictionary(uniqueKeysWithValues: known)))
+    let encoded = try JSON.encode(
+      Reply(asOf: Self.asOf(counts), stock: Dictionary(uniqueKeysWithValues: known)))
     #expect(String(decoding: body, as: UTF8.self) == String(decoding: encoded, as: UTF8.self))
   }
 }
