@@ -9,11 +9,19 @@
 public protocol HTTPResponder: Sendable {
   func respond(to request: HTTPRequest) async -> HTTPResponse
   func respondImmediately(to request: inout HTTPRequest) -> HTTPResponse?
+  /// `respond(to:)` for the adapter, which resumes a suspended connection from `completion`
+  /// (called exactly once, from any thread). By default a task awaits `respond(to:)`; a route
+  /// registered with `Route.answeredByCallback` is answered without one.
+  func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void)
 }
 
 extension HTTPResponder {
   /// By default every request goes async.
   public func respondImmediately(to request: inout HTTPRequest) -> HTTPResponse? { nil }
+
+  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    Task { completion(await respond(to: request)) }
+  }
 
   /// `respondImmediately` on a copy of `request` (tests, callers that keep theirs).
   public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {

@@ -8,6 +8,10 @@ public struct Route: Sendable {
   /// An answer from memory on the transport's own thread, or nil to leave the request to the
   /// route's handler (see `answeringFromMemory(_:)`).
   public typealias MemoryAnswer = @Sendable (inout HTTPRequest) throws -> HTTPResponse?
+  /// Work handed to a queue of its own that calls `done` exactly once, from any thread (see
+  /// `answeredByCallback`).
+  public typealias CallbackAnswer =
+    @Sendable (HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) -> Void
 
   public var method: String
   /// `/v1/hubs/{hub}/products/{sku}`: literal segments and `{name}` parameters.
@@ -16,6 +20,8 @@ public struct Route: Sendable {
   public var handler: Handler
   /// Set only by `answeringFromMemory(_:)`; read by the router's immediate path.
   var memoryAnswer: MemoryAnswer?
+  /// Set only by `answeredByCallback`; read by the router's callback path.
+  var callbackAnswer: CallbackAnswer?
 
   public init(
     _ method: String, _ template: String, auth: AuthRequirement = .none, _ handler: @escaping Handler
@@ -36,6 +42,23 @@ public struct Route: Sendable {
   public func answeringFromMemory(_ answer: @escaping MemoryAnswer) -> Route {
     var route = self
     route.memoryAnswer = answer
+    return route
+  }
+
+  /// A route whose work runs on a queue of its own (a database writer, then a saga) and calls
+  /// back: the adapter suspends the connection and resumes it from that callback, with no task
+  /// and no continuation in between. Only for a write whose benchmark shows those hops matter
+  /// (`POST /v1/orders`, Benchmarks/order). The route's handler awaits the same callback, so
+  /// in-process callers (`TestClient`) run the same work.
+  public static func answeredByCallback(
+    _ method: String, _ template: String, auth: AuthRequirement = .none, _ answer: @escaping CallbackAnswer
+  ) -> Route {
+    var route = Route(method, template, auth: auth) { request in
+      try await withCheckedThrowingContinuation { continuation in
+        answer(request) { continuation.resume(with: $0) }
+      }
+    }
+    route.callbackAnswer = answer
     return route
   }
 }

@@ -23,6 +23,8 @@ public struct Router: HTTPResponder {
     /// The route's answer from memory, if it was registered with one: called from here (a `let`
     /// of a borrowed entry) it takes no reference count.
     let fromMemory: Route.MemoryAnswer?
+    /// The route's callback answer, if it was registered with one.
+    let byCallback: Route.CallbackAnswer?
 
     init(index: Int, route: Route) {
       self.index = index
@@ -30,6 +32,7 @@ public struct Router: HTTPResponder {
       self.auth = route.auth
       self.handler = route.handler
       self.fromMemory = route.memoryAnswer
+      self.byCallback = route.callbackAnswer
     }
   }
 
@@ -263,6 +266,18 @@ public struct Router: HTTPResponder {
     }
   }
 
+  /// A route registered with `Route.answeredByCallback` runs its callback without a task; any
+  /// other request is awaited by a task.
+  public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    var request = request
+    if case .handler(let entry) = resolve(&request), let callback = entry.with(\.byCallback) {
+      runCallback(request, callback, completion)
+      return
+    }
+    let router = self
+    Task { completion(await router.respond(to: request)) }
+  }
+
   public func respond(to request: HTTPRequest) async -> HTTPResponse {
     var request = request
     switch resolve(&request) {
@@ -295,6 +310,34 @@ public struct Router: HTTPResponder {
     }
     after(request, &response)
     return response
+  }
+
+  /// Runs the `before` hooks, then hands the request to a callback answer; its answer (or error)
+  /// goes through the `after` hooks to `completion`.
+  private func runCallback(
+    _ request: HTTPRequest, _ callback: Route.CallbackAnswer,
+    _ completion: @escaping @Sendable (HTTPResponse) -> Void
+  ) {
+    var request = request
+    do {
+      try before(&request)
+    } catch {
+      var response = answer(error, request)
+      after(request, &response)
+      completion(response)
+      return
+    }
+    let prepared = request
+    let router = self
+    callback(prepared) { result in
+      var response: HTTPResponse
+      switch result {
+      case .success(let answer): response = answer
+      case .failure(let error): response = router.answer(error, prepared)
+      }
+      router.after(prepared, &response)
+      completion(response)
+    }
   }
 
   private func run(_ request: inout HTTPRequest, _ handler: Route.Handler) async -> HTTPResponse {

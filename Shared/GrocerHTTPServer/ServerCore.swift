@@ -178,8 +178,7 @@ final class ServerCore: Sendable {
     asyncInFlight.enter()
     suspended.withLock { $0[ObjectIdentifier(context)] = context }
     MHD_suspend_connection(connection)
-    let responder = self.responder
-    Task { self.resume(context, with: await responder.respond(to: request)) }
+    responder.respond(to: request) { response in self.resume(context, with: response) }
   }
 
   /// Resumes `context` with `response` unless someone (shutdown) already did.

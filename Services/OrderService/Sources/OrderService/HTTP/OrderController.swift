@@ -21,7 +21,7 @@ struct OrderController: Sendable {
 
   var routes: [Route] {
     [
-      Route("POST", "/v1/orders", auth: .required, place),
+      Route.answeredByCallback("POST", "/v1/orders", auth: .required, place),
       Route("GET", "/v1/orders", auth: .required, findByKey),
       Route("GET", "/v1/orders/{id}", auth: .required, getOrder),
       // The provider signs its callbacks (`Grocer-Signature`); no user token.
@@ -32,27 +32,34 @@ struct OrderController: Sendable {
   // MARK: - POST /v1/orders
 
   /// Checked, then the attempt is recorded on the database's writer queue (joining its next group
-  /// commit) and the saga drives the order. Past `requestDeadline` the answer is 202 `pending`,
-  /// and the saga goes on whatever happens to this request.
-  @Sendable func place(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let begin = try Self.attempt(request)
-    let (store, saga) = (self.store, self.saga)
-    let begun: OrderStore.Begin
-    do { begun = try await store.database.onWriterQueue { try begin(store) } } catch {
-      throw HTTPError.storageTrouble(database: Self.database)
+  /// commit) and the saga drives the order, whose own task answers: no Swift task of the
+  /// request's own in between (`Route.answeredByCallback`). Past `requestDeadline` a `deadlines`
+  /// entry answers 202 `pending`, and the saga goes on whatever happens to this request.
+  @Sendable func place(
+    _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+  ) {
+    let begin: @Sendable (OrderStore) throws -> OrderStore.Begin
+    do { begin = try Self.attempt(request) } catch {
+      done(.failure(error))
+      return
     }
-    switch begun {
-    case .replay(let reply):
-      return Self.response(reply, replayed: true)
-    case .inProgress:
-      throw Self.http(.inProgress)
-    case .keyReused:
-      throw Self.http(.keyReused)
-    case .started(let order):
-      let outcome =
-        await answer(within: requestDeadline, on: deadlines) { give in saga.drive(order, then: give) }
-        ?? .pending(orderId: order.orderId)
-      return try Self.result(of: outcome).get()
+    let (store, saga, deadline, deadlines) = (self.store, self.saga, requestDeadline, self.deadlines)
+    store.database.submitWrite({ try begin(store) }) { result in
+      switch result {
+      case .failure:
+        done(.failure(HTTPError.storageTrouble(database: Self.database)))
+      case .success(.replay(let reply)):
+        done(.success(Self.response(reply, replayed: true)))
+      case .success(.inProgress):
+        done(.failure(Self.http(.inProgress)))
+      case .success(.keyReused):
+        done(.failure(Self.http(.keyReused)))
+      case .success(.started(let order)):
+        answer(
+          within: deadline, on: deadlines, late: { SagaOutcome.pending(orderId: order.orderId) },
+          starting: { give in saga.drive(order, then: give) },
+          then: { done(Self.result(of: $0)) })
+      }
     }
   }
 
