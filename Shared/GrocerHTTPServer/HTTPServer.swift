@@ -20,9 +20,9 @@ public enum HTTPServerError: Error, Sendable {
 /// first accepts: at 64 connections one of four threads got none and the others 154/228/243
 /// units of CPU; SO_REUSEPORT daemons spread them by a hash (37 and 27 over two threads in one
 /// run), and let a second server bind the same port unnoticed. A request the responder answers in
-/// `respondImmediately` is answered inside MHD's callback; otherwise the connection is suspended,
-/// a Task awaits `respond` and the connection is resumed with its answer, so no MHD thread ever
-/// waits on Swift work.
+/// `respondImmediately` is answered inside MHD's callback; otherwise the connection is suspended
+/// and resumed from `respond(to:completion:)` (a Task awaiting `respond`, or a route's own
+/// callback), so no MHD thread ever waits on Swift work.
 ///
 /// `shutdown` stops accepting, waits (bounded) for async handlers in flight, answers any still
 /// running with 503, then stops the daemon: MHD aborts if a connection is still suspended.

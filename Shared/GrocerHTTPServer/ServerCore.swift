@@ -60,9 +60,8 @@ final class ServerCore: Sendable {
   let connections: ConnectionGuard
   /// Connections per daemon, which the acceptor balances.
   let load = DaemonLoad()
-  /// Requests suspended while a task awaits the responder's answer. Removing an entry is the
-  /// right to resume it, so a Task finishing and a shutdown forcing a 503 never both resume one
-  /// connection.
+  /// Requests suspended until the responder answers. Removing an entry is the right to resume
+  /// it, so an answer and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
   /// Async requests accepted and not yet completed by MHD, which shutdown drains.
   let asyncInFlight = InFlight()
