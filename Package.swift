@@ -48,9 +48,13 @@ let package = Package(
       name: "GrocerRabbitMQ",
       dependencies: ["GrocerAMQP", "GrocerCore", "GrocerFastPath", "GrocerRuntime", "CRabbitMQ"],
       path: "Shared/GrocerRabbitMQ"),
+    // Storage's interface (the database and connection protocols, rows, migrations, the outbox,
+    // inbox and relay; no C), apart from the SQLite engine that implements it.
     .target(
-      name: "GrocerStorage", dependencies: ["GrocerCore", "GrocerRuntime", "CSQLite"],
-      path: "Shared/GrocerStorage"),
+      name: "GrocerStorage", dependencies: ["GrocerCore", "GrocerRuntime"], path: "Shared/GrocerStorage"),
+    .target(
+      name: "GrocerSQLite", dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "CSQLite"],
+      path: "Shared/GrocerSQLite"),
     .target(
       name: "GrocerAuth", dependencies: ["GrocerCore", "GrocerRuntime", "COpenSSL"], path: "Shared/GrocerAuth"
     ),
@@ -68,7 +72,7 @@ let package = Package(
       dependencies: [
         "GrocerCore", "GrocerRuntime", "GrocerAuth", "GrocerAMQP", "GrocerRabbitMQ", "GrocerContracts",
         "GrocerHTTPClient",
-        "GrocerStorage", "StockService", "TrackingService", "NotifyGateway", "APNsSimulator",
+        "GrocerStorage", "GrocerSQLite", "StockService", "TrackingService", "NotifyGateway", "APNsSimulator",
       ],
       path: "Tools/GrocerOps"),
     .executableTarget(
@@ -80,7 +84,9 @@ let package = Package(
     // Benchmarks (commands, not tests; `make bench` runs Benchmarks/*/run.sh).
     .executableTarget(
       name: "grocer-bench-relay",
-      dependencies: ["GrocerCore", "GrocerRuntime", "GrocerStorage", "GrocerAMQP", "GrocerRabbitMQ"],
+      dependencies: [
+        "GrocerCore", "GrocerRuntime", "GrocerStorage", "GrocerSQLite", "GrocerAMQP", "GrocerRabbitMQ",
+      ],
       path: "Benchmarks/outbox-relay/Sources"),
 
     .executableTarget(
@@ -103,7 +109,7 @@ let package = Package(
       name: "StockService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
       ],
       path: "Services/StockService/Sources/StockService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -115,7 +121,7 @@ let package = Package(
       name: "CartService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
       ],
       path: "Services/CartService/Sources/CartService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -127,7 +133,7 @@ let package = Package(
       name: "OrderService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
       ],
       path: "Services/OrderService/Sources/OrderService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(
@@ -139,7 +145,7 @@ let package = Package(
       name: "TrackingService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
       ],
       path: "Services/TrackingService/Sources/TrackingService", resources: [.embedInCode("HTTP/openapi.json")]
     ),
@@ -152,7 +158,7 @@ let package = Package(
       name: "NotifyGateway",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
         "GrocerHTTPClient", "APNsSimulator",
       ],
       path: "Services/NotifyGateway/Sources/NotifyGateway", resources: [.embedInCode("HTTP/openapi.json")]),
@@ -192,7 +198,7 @@ let package = Package(
         "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerAuth", "GrocerContracts",
         "GrocerTestSupport",
         "GrocerRuntime",
-        "GrocerFastPath", "GrocerStorage", "TrackingService", "APNsSimulator",
+        "GrocerFastPath", "GrocerStorage", "GrocerSQLite", "TrackingService", "APNsSimulator",
       ],
       path: "Tests/GrocerOpsTests"),
     .testTarget(
@@ -209,7 +215,7 @@ let package = Package(
       path: "Tests/GrocerAMQPTests"),
     .testTarget(
       name: "GrocerStorageTests",
-      dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "GrocerFastPath"],
+      dependencies: ["GrocerStorage", "GrocerSQLite", "GrocerCore", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerStorageTests"),
     .testTarget(
       name: "GrocerHTTPClientTests",
@@ -225,7 +231,7 @@ let package = Package(
       name: "StockServiceTests",
       dependencies: [
         "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
-        "GrocerStorage",
+        "GrocerStorage", "GrocerSQLite",
         "GrocerAuth",
         "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
@@ -235,7 +241,7 @@ let package = Package(
       dependencies: [
         "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP",
         "GrocerRabbitMQ",
-        "GrocerStorage", "GrocerAuth",
+        "GrocerStorage", "GrocerSQLite", "GrocerAuth",
         "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
       path: "Tests/CartServiceTests"),
@@ -243,7 +249,8 @@ let package = Package(
       name: "OrderServiceTests",
       dependencies: [
         "OrderService", "CartService", "StockService", "GrocerCore", "GrocerContracts", "GrocerHTTP",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerAuth", "GrocerTestSupport", "GrocerRuntime",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth", "GrocerTestSupport",
+        "GrocerRuntime",
         "GrocerFastPath",
         "GrocerHTTPServer", "GrocerHTTPTesting",
       ],
@@ -252,7 +259,7 @@ let package = Package(
       name: "TrackingServiceTests",
       dependencies: [
         "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
-        "GrocerStorage",
+        "GrocerStorage", "GrocerSQLite",
         "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer",
         "GrocerHTTPTesting",
       ],
@@ -261,7 +268,7 @@ let package = Package(
       name: "NotifyGatewayTests",
       dependencies: [
         "NotifyGateway", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
-        "GrocerStorage",
+        "GrocerStorage", "GrocerSQLite",
         "GrocerAuth", "GrocerHTTPClient", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath",
         "GrocerHTTPServer", "GrocerHTTPTesting", "APNsSimulator",
       ],

@@ -9,7 +9,7 @@ public enum Inbox {
   /// Records `messageID` as processed by `consumer`. True the first time, false when it was
   /// already processed (the caller then skips the effect and just acks).
   public static func claim(
-    messageID: String, consumer: String, at date: Date, in connection: SQLiteConnection
+    messageID: String, consumer: String, at date: Date, in connection: any SQLConnection
   )
     throws -> Bool
   {
@@ -23,7 +23,7 @@ public enum Inbox {
   }
 
   /// Whether `consumer` already processed `messageID`.
-  public static func contains(messageID: String, consumer: String, in connection: SQLiteConnection) throws
+  public static func contains(messageID: String, consumer: String, in connection: any SQLConnection) throws
     -> Bool
   {
     try connection.queryOne(
@@ -33,7 +33,7 @@ public enum Inbox {
   /// Forgets ids processed before `date` (keep them longer than the broker could redeliver).
   /// Returns how many were removed.
   @discardableResult
-  public static func purge(olderThan date: Date, in connection: SQLiteConnection) throws -> Int {
+  public static func purge(olderThan date: Date, in connection: any SQLConnection) throws -> Int {
     try connection.execute("DELETE FROM inbox WHERE processed_at < ?", date.timeIntervalSince1970)
     return connection.changes
   }

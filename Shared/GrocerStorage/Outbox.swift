@@ -17,7 +17,7 @@ public enum Outbox {
 
   /// Appends `message` to the outbox. Call it inside the `write` that makes the state change.
   /// A second message with the same `messageID` is a constraint violation.
-  public static func append(_ message: OutgoingMessage, in connection: SQLiteConnection) throws {
+  public static func append(_ message: OutgoingMessage, in connection: any SQLConnection) throws {
     try connection.execute(
       """
       INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body)
@@ -28,18 +28,18 @@ public enum Outbox {
   }
 
   /// Appends an event, as the message `envelope.message()` describes.
-  public static func append(_ envelope: EventEnvelope, in connection: SQLiteConnection) throws {
+  public static func append(_ envelope: EventEnvelope, in connection: any SQLConnection) throws {
     try append(try envelope.message(), in: connection)
   }
 
   /// Rows waiting to be published.
-  public static func backlog(in connection: SQLiteConnection) throws -> Int {
+  public static func backlog(in connection: any SQLConnection) throws -> Int {
     try connection.queryOne("SELECT count(*) FROM outbox")?.int(0) ?? 0
   }
 
   /// The oldest `limit` rows after position `after` (all of them by default), in publishing
   /// order.
-  public static func pending(after: Int64 = 0, limit: Int, in connection: SQLiteConnection) throws -> [Entry]
+  public static func pending(after: Int64 = 0, limit: Int, in connection: any SQLConnection) throws -> [Entry]
   {
     try connection.query(
       """
@@ -58,7 +58,7 @@ public enum Outbox {
 
   /// Removes rows `first...last` once they are confirmed. Returns how many were removed.
   @discardableResult
-  public static func remove(from first: Int64, through last: Int64, in connection: SQLiteConnection) throws
+  public static func remove(from first: Int64, through last: Int64, in connection: any SQLConnection) throws
     -> Int
   {
     try connection.execute("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", first, last)

@@ -10,7 +10,7 @@ struct OutboxLease: Sendable {
   let duration: TimeInterval
 
   /// Takes or renews the lease at `now`; false while another owner holds an unexpired one.
-  func acquire(at now: Date, in connection: SQLiteConnection) throws -> Bool {
+  func acquire(at now: Date, in connection: any SQLConnection) throws -> Bool {
     let moment = now.timeIntervalSince1970
     if let row = try connection.queryOne("SELECT owner, expires_at FROM outbox_lease WHERE id = 1"),
       try row.string(0) != owner, try row.double(1) > moment, !Self.isDeadProcess(try row.string(0))
@@ -26,7 +26,7 @@ struct OutboxLease: Sendable {
   }
 
   /// Whether another owner holds an unexpired lease at `now` (a read, no write).
-  func heldByAnother(at now: Date, in connection: SQLiteConnection) throws -> Bool {
+  func heldByAnother(at now: Date, in connection: any SQLConnection) throws -> Bool {
     guard let row = try connection.queryOne("SELECT owner, expires_at FROM outbox_lease WHERE id = 1") else {
       return false
     }
@@ -52,7 +52,7 @@ struct OutboxLease: Sendable {
   }
 
   /// Gives the lease up so another relay can take over at once.
-  func release(in connection: SQLiteConnection) throws {
+  func release(in connection: any SQLConnection) throws {
     try connection.execute("UPDATE outbox_lease SET expires_at = 0 WHERE id = 1 AND owner = ?", owner)
   }
 }

@@ -25,7 +25,7 @@ import Synchronization
 public final class OutboxRelay: LifecycleService {
   public let name = "outbox-relay"
 
-  private let database: SQLiteDatabase
+  private let database: any SQLDatabase
   private let publisher: any ConfirmedPublisher
   private let batchSize: Int
   private let idlePoll: Duration
@@ -55,7 +55,7 @@ public final class OutboxRelay: LifecycleService {
   static let shutdownGrace: Duration = .seconds(5)
 
   public init(
-    database: SQLiteDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
+    database: any SQLDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
     idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 60, logger: Logger,
     metrics: MetricsRegistry, failsAfterFirstPass: Bool = false
   ) {

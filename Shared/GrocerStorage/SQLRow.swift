@@ -5,12 +5,13 @@ import Foundation
 /// Accessors throw `StorageError.column` on a missing column or a value of another type instead
 /// of trapping, so a schema mismatch becomes an error the caller can log.
 public struct SQLRow: Sendable {
-  /// The column names of the statement, shared by every row of one result.
-  final class Columns: Sendable {
-    let names: [String]
+  /// The column names of the statement, shared by every row of one result (made by the engine
+  /// once per statement, so `package`).
+  package final class Columns: Sendable {
+    package let names: [String]
     let indexByName: [String: Int]
 
-    init(names: [String]) {
+    package init(names: [String]) {
       self.names = names
       var index: [String: Int] = [:]
       for (position, name) in names.enumerated() where index[name] == nil {
@@ -24,7 +25,7 @@ public struct SQLRow: Sendable {
   /// The values in column order.
   public let values: [SQLValue]
 
-  init(columns: Columns, values: [SQLValue]) {
+  package init(columns: Columns, values: [SQLValue]) {
     self.columns = columns
     self.values = values
   }

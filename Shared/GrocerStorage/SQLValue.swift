@@ -1,6 +1,6 @@
 import Foundation
 
-/// One SQLite value: what a statement binds and what a row holds.
+/// One SQL value: what a statement binds and what a row holds.
 public enum SQLValue: Hashable, Sendable {
   case null
   case integer(Int64)

@@ -1,13 +1,13 @@
-/// Everything the storage layer throws. SQLite's own result code and message are kept, so a
+/// Everything the storage layer throws. The engine's own result code and message are kept, so a
 /// caller can tell a constraint violation (a duplicate key, a failed CHECK) from anything else.
 public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
   /// A UNIQUE, PRIMARY KEY, FOREIGN KEY, CHECK or NOT NULL constraint failed.
-  /// `code` is SQLite's extended result code (e.g. 2067 for SQLITE_CONSTRAINT_UNIQUE).
+  /// `code` is the engine's (SQLite's extended result code, e.g. 2067 for SQLITE_CONSTRAINT_UNIQUE).
   case constraint(code: Int32, message: String)
   /// The database stayed locked longer than the busy timeout.
   case busy(code: Int32, message: String)
-  /// Any other SQLite error (bad SQL, I/O error, …), with the statement when known.
-  case sqlite(code: Int32, message: String, sql: String?)
+  /// Any other error of the engine (bad SQL, I/O error, …), with the statement when known.
+  case engine(code: Int32, message: String, sql: String?)
   /// The database file could not be opened or configured.
   case open(path: String, message: String)
   /// Migration `version` failed and was rolled back; the database stays at the previous version.
@@ -16,7 +16,7 @@ public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConver
   case invalidMigrations(String)
   /// A row accessor asked for a column that is missing or holds another type.
   case column(String)
-  /// The API was used in a way SQLite cannot run (several statements in `execute`, wrong
+  /// The API was used in a way the engine cannot run (several statements in `execute`, wrong
   /// number of bindings).
   case misuse(String)
   /// The database was closed.
@@ -33,8 +33,8 @@ public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConver
     switch self {
     case .constraint(let code, let message): "constraint violation (\(code)): \(message)"
     case .busy(let code, let message): "database busy (\(code)): \(message)"
-    case .sqlite(let code, let message, let sql):
-      "sqlite error (\(code)): \(message)" + (sql.map { " in `\($0)`" } ?? "")
+    case .engine(let code, let message, let sql):
+      "database error (\(code)): \(message)" + (sql.map { " in `\($0)`" } ?? "")
     case .open(let path, let message): "cannot open database at \(path): \(message)"
     case .migration(let version, let name, let underlying):
       "migration \(version) (\(name)) failed: \(underlying)"

@@ -2,6 +2,7 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 import Testing
 import TrackingService

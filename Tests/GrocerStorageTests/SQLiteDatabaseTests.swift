@@ -4,6 +4,7 @@ import GrocerCore
 import Synchronization
 import Testing
 
+@testable import GrocerSQLite
 @testable import GrocerStorage
 
 @Suite struct SQLiteDatabaseTests {
@@ -152,7 +153,7 @@ import Testing
     #expect {
       try database.read { _ = try $0.query("SELEC nonsense") }
     } throws: { error in
-      if case .sqlite(_, let message, _) = error as? StorageError { return message.contains("syntax error") }
+      if case .engine(_, let message, _) = error as? StorageError { return message.contains("syntax error") }
       return false
     }
     #expect {
@@ -179,7 +180,8 @@ import Testing
     let temp = TemporaryDatabase()
     defer { temp.remove() }
     let database = try temp.open(migrations: [Self.itemsTable])
-    let prepares = try database.write { connection in
+    let prepares = try database.write { any in
+      let connection = try #require(any as? SQLiteConnection)
       let before = connection.prepareCount
       for number in 0..<100 {
         try connection.execute("INSERT INTO items (name) VALUES (?)", "item-\(number)")
@@ -210,7 +212,7 @@ import Testing
         "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", 7, 0.25, "héllo ✓", [UInt8]([0, 1, 255]), SQLValue.null,
         false)
       #expect(connection.changes == 1)
-      #expect(connection.lastInsertRowID == 2)
+      #expect((connection as? SQLiteConnection)?.lastInsertRowID == 2)
       return try connection.queryOne("SELECT * FROM v WHERE rowid = 1")!
     }
     #expect(try row.int64("i") == Int64.max)

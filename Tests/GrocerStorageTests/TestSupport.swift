@@ -3,6 +3,7 @@ import Foundation
 import GrocerCore
 import Synchronization
 
+@testable import GrocerSQLite
 @testable import GrocerStorage
 
 /// A fresh database path in its own temporary folder (a nested one, to check folder creation).

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerCore
 import GrocerRuntime
+import GrocerSQLite
 import Testing
 
 @testable import GrocerStorage

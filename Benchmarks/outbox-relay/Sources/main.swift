@@ -13,6 +13,7 @@ import GrocerAMQP
 import GrocerCore
 import GrocerRabbitMQ
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 
 /// What the command line and environment ask for.

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
+import GrocerSQLite
 import GrocerStorage
 import Testing
 

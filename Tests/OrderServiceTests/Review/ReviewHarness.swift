@@ -5,6 +5,7 @@ import GrocerCore
 import GrocerHTTP
 import GrocerHTTPTesting
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 import Synchronization
 import Testing

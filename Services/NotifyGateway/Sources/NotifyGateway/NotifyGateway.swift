@@ -8,6 +8,7 @@ import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 
 /// A wired NotifyGateway: its HTTP responder, store, delivery engine, the simulator (when pushes
@@ -89,7 +90,7 @@ public func buildNotifyGateway(
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
-      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "database": database.isReachable(),
       "broker": consumer.isConnected,
     ]
   }

@@ -6,6 +6,7 @@ import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 
 /// A wired OrderService: its HTTP responder (for in-process tests) and the long-running parts in
@@ -87,7 +88,7 @@ public func buildOrderService(
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
-      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "database": database.isReachable(),
       "broker": publisher.isConnected && rpcClient.isConnected,
     ]
   }

@@ -7,6 +7,7 @@ import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 
 /// A wired TrackingService: its HTTP responder (for in-process tests) and the long-running parts
@@ -70,7 +71,7 @@ public func buildTrackingService(
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   router.addOperationalRoutes(registry: metrics) {
     [
-      "database": (try? database.read { try $0.queryOne("SELECT 1") }) != nil,
+      "database": database.isReachable(),
       "broker": publisher.isConnected && consumer.isConnected,
     ]
   }

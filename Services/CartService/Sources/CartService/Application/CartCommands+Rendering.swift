@@ -13,7 +13,7 @@ extension CartCommands {
   /// The whole priced cart as stored in this transaction, with every kept adjustment.
   /// `state` stands in for the cart's stored row (a version about to be saved).
   func render(
-    user: String, hub: HubChanged, in db: SQLiteConnection, as state: CartStore.CartRow? = nil
+    user: String, hub: HubChanged, in db: any SQLConnection, as state: CartStore.CartRow? = nil
   ) throws -> Rendered {
     let cart = try state ?? store.cart(user: user, hub: hub.hub, in: db)
     let lines = try store.pricedLines(user: user, hub: hub.hub, in: db)

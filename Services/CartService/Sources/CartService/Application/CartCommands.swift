@@ -45,12 +45,12 @@ public final class CartCommands: Sendable {
       case hub(HubID)
     }
 
-    let db: SQLiteConnection
+    let db: any SQLConnection
     var changes: [Change] = []
     /// What the write changed, once its body returned: told to `replies` after the commit.
     var announced: [Change] = []
 
-    init(_ db: SQLiteConnection) { self.db = db }
+    init(_ db: any SQLConnection) { self.db = db }
   }
 
   /// A write transaction whose cart and hub changes are told to `replies` once it committed.
@@ -100,7 +100,7 @@ public final class CartCommands: Sendable {
   }
 
   /// The hub a cart is at, or why there is none (`CartError.missingHub`).
-  func requireHub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged {
+  func requireHub(_ id: HubID, in db: any SQLConnection) throws -> HubChanged {
     if let hub = try store.hub(id, in: db) { return hub }
     throw CartError.missingHub(id, catalogueSynced: try store.catalogueSynced(in: db))
   }

@@ -10,12 +10,12 @@ import Synchronization
 ///
 /// Writes run on the single writer, which is what serializes the writes to one cart.
 public final class CartStore: Sendable {
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
   /// Decoded hubs and promotions by the version last read, so a reply decodes neither.
   private let hubCache = Mutex<[HubID: (version: Int64, hub: HubChanged)]>([:])
   private let promoCache = Mutex<[String: (version: Int64, promo: Promotion)]>([:])
 
-  public init(database: SQLiteDatabase) {
+  public init(database: any SQLDatabase) {
     self.database = database
   }
 
@@ -37,11 +37,11 @@ public final class CartStore: Sendable {
     try database.read { db in try catalogueSynced(in: db) }
   }
 
-  func catalogueSynced(in db: SQLiteConnection) throws -> Bool {
+  func catalogueSynced(in db: any SQLConnection) throws -> Bool {
     try db.queryOne("SELECT 1 FROM catalogue_sync WHERE id = 1") != nil
   }
 
-  func markCatalogueSynced(at now: Date, in db: SQLiteConnection) throws {
+  func markCatalogueSynced(at now: Date, in db: any SQLConnection) throws {
     try db.execute(
       "INSERT INTO catalogue_sync (id, completed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET completed_at = excluded.completed_at",
       now.timeIntervalSince1970)
@@ -52,7 +52,7 @@ public final class CartStore: Sendable {
   }
 
   /// The hub as the copy holds it; nil when the copy does not know it.
-  func hub(_ id: HubID, in db: SQLiteConnection) throws -> HubChanged? {
+  func hub(_ id: HubID, in db: any SQLConnection) throws -> HubChanged? {
     // The version alone first: the body is read and decoded only when it changed.
     guard let row = try db.queryOne("SELECT version FROM hubs WHERE id = ?", id) else { return nil }
     let version = try row.int64(0)
@@ -69,13 +69,13 @@ public final class CartStore: Sendable {
   }
 
   /// The hub as the copy holds it, with its version.
-  func storedHub(_ id: HubID, in db: SQLiteConnection) throws -> (version: Int64, hub: HubChanged)? {
+  func storedHub(_ id: HubID, in db: any SQLConnection) throws -> (version: Int64, hub: HubChanged)? {
     try db.queryOne("SELECT version, body FROM hubs WHERE id = ?", id).map {
       (try $0.int64(0), try JSON.decode(HubChanged.self, from: $0.data(1)))
     }
   }
 
-  func saveHub(_ hub: HubChanged, version: Int64, in db: SQLiteConnection) throws {
+  func saveHub(_ hub: HubChanged, version: Int64, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO hubs (id, body, version) VALUES (?, ?, ?)
@@ -83,7 +83,7 @@ public final class CartStore: Sendable {
       """, hub.hub, try Self.jsonText(hub), version)
   }
 
-  func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> CatalogueProduct? {
+  func product(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> CatalogueProduct? {
     try db.queryOne(
       "SELECT name, currency, price, deposit, available, version FROM products WHERE hub = ? AND sku = ?",
       hub, sku
@@ -95,7 +95,7 @@ public final class CartStore: Sendable {
     }
   }
 
-  func saveProduct(_ event: StockChanged, version: Int64, in db: SQLiteConnection) throws {
+  func saveProduct(_ event: StockChanged, version: Int64, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO products (hub, sku, name, currency, price, deposit, available, version)
@@ -113,7 +113,7 @@ public final class CartStore: Sendable {
     try database.read { db in try self.promotion(code, in: db) }
   }
 
-  func promotion(_ code: String, in db: SQLiteConnection) throws -> Promotion? {
+  func promotion(_ code: String, in db: any SQLConnection) throws -> Promotion? {
     guard let row = try db.queryOne("SELECT version, body FROM promos WHERE code = ?", code) else {
       return nil
     }
@@ -125,13 +125,13 @@ public final class CartStore: Sendable {
   }
 
   /// The stored body of promotion `code`, as `promotionBody(_:)` writes it.
-  func storedPromotionBody(_ code: String, in db: SQLiteConnection) throws -> String? {
+  func storedPromotionBody(_ code: String, in db: any SQLConnection) throws -> String? {
     try db.queryOne("SELECT body, version FROM promos WHERE code = ?", code).map { try $0.string(0) }
   }
 
   static func promotionBody(_ promo: Promotion) throws -> String { try jsonText(promo) }
 
-  func savePromotion(_ promo: Promotion, body: String, in db: SQLiteConnection) throws {
+  func savePromotion(_ promo: Promotion, body: String, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO promos (code, body, valid_until, version) VALUES (?, ?, ?, 1)
@@ -140,16 +140,16 @@ public final class CartStore: Sendable {
       """, promo.code, body, promo.validUntil?.timeIntervalSince1970)
   }
 
-  func promotionExists(_ code: String, in db: SQLiteConnection) throws -> Bool {
+  func promotionExists(_ code: String, in db: any SQLConnection) throws -> Bool {
     try db.queryOne("SELECT 1 FROM promos WHERE code = ?", code) != nil
   }
 
-  func deletePromotion(_ code: String, in db: SQLiteConnection) throws {
+  func deletePromotion(_ code: String, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM promos WHERE code = ?", code)
   }
 
   /// The codes held by some cart whose promotion ran out at `now`.
-  func expiredCodesInCarts(at now: Date, in db: SQLiteConnection) throws -> [String] {
+  func expiredCodesInCarts(at now: Date, in db: any SQLConnection) throws -> [String] {
     try db.query(
       """
       SELECT DISTINCT p.code FROM promos p JOIN carts c ON c.promo_code = p.code
@@ -160,7 +160,7 @@ public final class CartStore: Sendable {
 
   // MARK: - Carts
 
-  func cart(user: String, hub: HubID, in db: SQLiteConnection) throws -> CartRow? {
+  func cart(user: String, hub: HubID, in db: any SQLConnection) throws -> CartRow? {
     try db.queryOne(
       "SELECT version, promo_code, checkout_version, checkout_at FROM carts WHERE user_id = ? AND hub = ?",
       user, hub
@@ -171,14 +171,14 @@ public final class CartStore: Sendable {
     }
   }
 
-  func carts(holdingPromo code: String, in db: SQLiteConnection) throws -> [CartRow] {
+  func carts(holdingPromo code: String, in db: any SQLConnection) throws -> [CartRow] {
     try db.query("SELECT user_id, hub, version FROM carts WHERE promo_code = ?", code).map {
       CartRow(user: try $0.string(0), hub: try $0.string(1), version: try $0.int64(2), promo: code)
     }
   }
 
   /// The carts at `hub` with at least one line.
-  func nonEmptyCarts(hub: HubID, in db: SQLiteConnection) throws -> [CartRow] {
+  func nonEmptyCarts(hub: HubID, in db: any SQLConnection) throws -> [CartRow] {
     try db.query(
       """
       SELECT c.user_id, c.version, c.promo_code FROM carts c
@@ -190,7 +190,7 @@ public final class CartStore: Sendable {
   }
 
   /// The carts at `hub` holding more than `above` of `sku`: user, promo code and the line.
-  func holders(hub: HubID, sku: SKU, above: Int, in db: SQLiteConnection) throws -> [(
+  func holders(hub: HubID, sku: SKU, above: Int, in db: any SQLConnection) throws -> [(
     user: String, promo: String?, holder: StockChange.Holder
   )] {
     try db.query(
@@ -209,7 +209,7 @@ public final class CartStore: Sendable {
     }
   }
 
-  func markCheckout(user: String, hub: HubID, version: Int64, at now: Date, in db: SQLiteConnection) throws {
+  func markCheckout(user: String, hub: HubID, version: Int64, at now: Date, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE carts SET checkout_version = ?, checkout_at = ? WHERE user_id = ? AND hub = ?",
       version, now.timeIntervalSince1970, user, hub)
@@ -219,7 +219,7 @@ public final class CartStore: Sendable {
   /// `droppingThrough` or before.
   func saveVersion(
     _ version: Int64, user: String, hub: HubID, promo: String?, at now: Date, droppingThrough: Int64?,
-    in db: SQLiteConnection
+    in db: any SQLConnection
   ) throws {
     try db.execute(
       """
@@ -236,25 +236,25 @@ public final class CartStore: Sendable {
 
   // MARK: - Lines
 
-  func lineQuantity(user: String, hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> Int {
+  func lineQuantity(user: String, hub: HubID, sku: SKU, in db: any SQLConnection) throws -> Int {
     try db.queryOne(
       "SELECT quantity FROM cart_lines WHERE user_id = ? AND hub = ? AND sku = ?", user, hub, sku
     )?.int(0) ?? 0
   }
 
-  func hasLines(user: String, hub: HubID, in db: SQLiteConnection) throws -> Bool {
+  func hasLines(user: String, hub: HubID, in db: any SQLConnection) throws -> Bool {
     try db.queryOne("SELECT 1 FROM cart_lines WHERE user_id = ? AND hub = ? LIMIT 1", user, hub) != nil
   }
 
   /// The cart's lines as `cart.changed` lists them, in the order they were added.
-  func lineQuantities(user: String, hub: HubID, in db: SQLiteConnection) throws -> [CartChanged.Line] {
+  func lineQuantities(user: String, hub: HubID, in db: any SQLConnection) throws -> [CartChanged.Line] {
     try db.query(
       "SELECT sku, quantity FROM cart_lines WHERE user_id = ? AND hub = ? ORDER BY position", user, hub
     ).map { CartChanged.Line(sku: try $0.string(0), quantity: try $0.int(1)) }
   }
 
   /// The cart's lines with their products as the copy has them now, in the order they were added.
-  func pricedLines(user: String, hub: HubID, in db: SQLiteConnection) throws -> [CartPricing.Line] {
+  func pricedLines(user: String, hub: HubID, in db: any SQLConnection) throws -> [CartPricing.Line] {
     try db.query(
       """
       SELECT l.sku, p.name, l.quantity, p.price, p.deposit, p.currency
@@ -274,7 +274,7 @@ public final class CartStore: Sendable {
   /// A new line's position is the cart version that added it, so lines keep the order they were
   /// added in (versions only rise) without scanning the cart.
   func setLine(
-    user: String, hub: HubID, sku: SKU, quantity: Int, version: Int64, in db: SQLiteConnection
+    user: String, hub: HubID, sku: SKU, quantity: Int, version: Int64, in db: any SQLConnection
   ) throws {
     if quantity == 0 {
       try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ? AND sku = ?", user, hub, sku)
@@ -288,7 +288,7 @@ public final class CartStore: Sendable {
   }
 
   /// Deletes every line and adjustment of the cart.
-  func empty(user: String, hub: HubID, in db: SQLiteConnection) throws {
+  func empty(user: String, hub: HubID, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", user, hub)
     try db.execute("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", user, hub)
   }
@@ -296,7 +296,7 @@ public final class CartStore: Sendable {
   // MARK: - Adjustments
 
   /// Every adjustment kept for the cart, oldest first.
-  func adjustments(user: String, hub: HubID, in db: SQLiteConnection) throws -> [CartAdjustment] {
+  func adjustments(user: String, hub: HubID, in db: any SQLConnection) throws -> [CartAdjustment] {
     try db.query(
       """
       SELECT version, kind, sku, quantity, from_units, to_units, currency, code FROM cart_adjustments
@@ -306,7 +306,7 @@ public final class CartStore: Sendable {
   }
 
   /// The newest adjustment kept for `sku` in this cart.
-  func lastAdjustment(user: String, hub: HubID, sku: SKU, in db: SQLiteConnection) throws
+  func lastAdjustment(user: String, hub: HubID, sku: SKU, in db: any SQLConnection) throws
     -> CartAdjustment.Change?
   {
     try db.queryOne(
@@ -318,7 +318,7 @@ public final class CartStore: Sendable {
   }
 
   func record(
-    _ changes: [CartAdjustment.Change], user: String, hub: HubID, version: Int64, in db: SQLiteConnection
+    _ changes: [CartAdjustment.Change], user: String, hub: HubID, version: Int64, in db: any SQLConnection
   ) throws {
     for (seq, change) in changes.enumerated() {
       var sku: String?
@@ -369,7 +369,7 @@ public final class CartStore: Sendable {
   // MARK: - Inbox and outbox
 
   /// Claims a consumed message for `consumer`; false when it was processed already.
-  func claim(messageID: String, consumer: String, at now: Date, in db: SQLiteConnection) throws -> Bool {
+  func claim(messageID: String, consumer: String, at now: Date, in db: any SQLConnection) throws -> Bool {
     try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db)
   }
 
@@ -378,7 +378,7 @@ public final class CartStore: Sendable {
     try database.write { db in try Inbox.purge(olderThan: cutoff, in: db) }
   }
 
-  func append(_ event: OutgoingMessage, in db: SQLiteConnection) throws {
+  func append(_ event: OutgoingMessage, in db: any SQLConnection) throws {
     try Outbox.append(event, in: db)
   }
 

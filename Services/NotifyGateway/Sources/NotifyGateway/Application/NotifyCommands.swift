@@ -116,7 +116,7 @@ public final class NotifyCommands: Sendable {
   /// `effect` in one transaction with the claim of `messageID`; false (and no effect) if the
   /// message was handled before.
   private func once(
-    _ messageID: String, _ consumer: String, _ now: Date, _ effect: (SQLiteConnection) throws -> Void
+    _ messageID: String, _ consumer: String, _ now: Date, _ effect: (any SQLConnection) throws -> Void
   ) throws -> Bool {
     let store = self.store
     return try store.database.write { db in

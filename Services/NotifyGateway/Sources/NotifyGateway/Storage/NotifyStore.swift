@@ -7,16 +7,16 @@ import GrocerStorage
 /// per order, queued alerts. Written inside the transaction a use case (`NotifyCommands`,
 /// `DeliveryEngine`) opens; synchronous, so async callers go through `database.onWriterQueue`.
 public final class NotifyStore: Sendable {
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
 
-  public init(database: SQLiteDatabase) {
+  public init(database: any SQLDatabase) {
     self.database = database
   }
 
   // MARK: - Devices
 
   /// Registers `token` for `user` (a token moves to whoever registered it last).
-  public func registerDevice(_ token: String, user: String, at now: Date, in db: SQLiteConnection) throws {
+  public func registerDevice(_ token: String, user: String, at now: Date, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO devices (token, user_id, created_at) VALUES (?, ?, ?)
@@ -25,7 +25,7 @@ public final class NotifyStore: Sendable {
   }
 
   /// Removes `user`'s `token`; false if they had no such token.
-  public func removeDevice(_ token: String, user: String, in db: SQLiteConnection) throws -> Bool {
+  public func removeDevice(_ token: String, user: String, in db: any SQLConnection) throws -> Bool {
     try db.execute("DELETE FROM devices WHERE token = ? AND user_id = ?", token, user)
     return db.changes > 0
   }
@@ -41,7 +41,7 @@ public final class NotifyStore: Sendable {
   // MARK: - Activities
 
   /// The activity's token and the sequence of the token event that set it (nil: no activity).
-  public func activityToken(_ orderId: String, in db: SQLiteConnection) throws -> (
+  public func activityToken(_ orderId: String, in db: any SQLConnection) throws -> (
     token: String?, sequence: Int64
   )? {
     try db.queryOne("SELECT token, token_version FROM activities WHERE order_id = ?", orderId).map {
@@ -51,7 +51,7 @@ public final class NotifyStore: Sendable {
 
   /// A new activity for `event`'s order, started at `now`.
   public func startActivity(
-    _ event: LiveActivityToken, sequence: Int64, at now: Date, in db: SQLiteConnection
+    _ event: LiveActivityToken, sequence: Int64, at now: Date, in db: any SQLConnection
   ) throws {
     try db.execute(
       """
@@ -61,7 +61,7 @@ public final class NotifyStore: Sendable {
 
   /// A new token for the order's activity: a new activity, started at `now`, that shows nothing.
   public func replaceActivityToken(
-    _ orderId: String, token: String, sequence: Int64, at now: Date, in db: SQLiteConnection
+    _ orderId: String, token: String, sequence: Int64, at now: Date, in db: any SQLConnection
   ) throws {
     try db.execute(
       """
@@ -71,13 +71,13 @@ public final class NotifyStore: Sendable {
   }
 
   /// The same token under a newer sequence.
-  public func renumberActivityToken(_ orderId: String, sequence: Int64, in db: SQLiteConnection) throws {
+  public func renumberActivityToken(_ orderId: String, sequence: Int64, in db: any SQLConnection) throws {
     try db.execute("UPDATE activities SET token_version = ? WHERE order_id = ?", sequence, orderId)
   }
 
   /// The activity's state after a push to `token`; false when the activity has another token now.
   public func saveActivityState(
-    _ state: ActivityState, orderId: String, token: String, in db: SQLiteConnection
+    _ state: ActivityState, orderId: String, token: String, in db: any SQLConnection
   ) throws -> Bool {
     try db.execute(
       """
@@ -91,12 +91,12 @@ public final class NotifyStore: Sendable {
   }
 
   /// Forgets the activity's token if it is still `token`.
-  public func forgetActivityToken(_ orderId: String, token: String, in db: SQLiteConnection) throws {
+  public func forgetActivityToken(_ orderId: String, token: String, in db: any SQLConnection) throws {
     try db.execute("UPDATE activities SET token = NULL WHERE order_id = ? AND token = ?", orderId, token)
   }
 
   /// The version the order's activity handled last and whether it has a token (nil: no activity).
-  public func handledVersion(_ orderId: String, in db: SQLiteConnection) throws -> (
+  public func handledVersion(_ orderId: String, in db: any SQLConnection) throws -> (
     version: Int64, hasToken: Bool
   )? {
     try db.queryOne("SELECT last_version, token IS NOT NULL FROM activities WHERE order_id = ?", orderId)
@@ -106,13 +106,13 @@ public final class NotifyStore: Sendable {
   // MARK: - Pending updates
 
   /// The version of the order's pending update (nil: none).
-  public func pendingVersion(_ orderId: String, in db: SQLiteConnection) throws -> Int64? {
+  public func pendingVersion(_ orderId: String, in db: any SQLConnection) throws -> Int64? {
     try db.queryOne("SELECT version FROM pending WHERE order_id = ?", orderId)?.int64(0)
   }
 
   /// Makes `update` the order's pending update, received and due at `now`, with no attempts yet.
   public func savePending(
-    _ update: TrackingUpdated, occurredAt: Date, at now: Date, expiresAt: Date, in db: SQLiteConnection
+    _ update: TrackingUpdated, occurredAt: Date, at now: Date, expiresAt: Date, in db: any SQLConnection
   ) throws {
     let snapshot = update.snapshot
     try db.execute(
@@ -129,18 +129,18 @@ public final class NotifyStore: Sendable {
   }
 
   /// Makes whatever is pending for the order due at `now`.
-  public func makePendingDue(_ orderId: String, at now: Date, in db: SQLiteConnection) throws {
+  public func makePendingDue(_ orderId: String, at now: Date, in db: any SQLConnection) throws {
     try db.execute("UPDATE pending SET not_before = ? WHERE order_id = ?", now.timeIntervalSince1970, orderId)
   }
 
   /// One more attempt of the order's pending update, due again at `at`.
-  public func retryPending(_ orderId: String, at: Date, in db: SQLiteConnection) throws {
+  public func retryPending(_ orderId: String, at: Date, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE pending SET attempts = attempts + 1, not_before = ? WHERE order_id = ?",
       at.timeIntervalSince1970, orderId)
   }
 
-  public func deletePending(_ orderId: String, in db: SQLiteConnection) throws {
+  public func deletePending(_ orderId: String, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM pending WHERE order_id = ?", orderId)
   }
 
@@ -149,7 +149,7 @@ public final class NotifyStore: Sendable {
   /// An alert for every device of `user`, due at `now`.
   public func queueAlert(
     _ text: AlertText, user: String, orderId: String, occurredAt: Date, at now: Date, expiresAt: Date,
-    in db: SQLiteConnection
+    in db: any SQLConnection
   ) throws {
     try db.execute(
       """
@@ -160,18 +160,18 @@ public final class NotifyStore: Sendable {
   }
 
   /// One more attempt of the alert, due again at `at`.
-  public func retryAlert(_ seq: Int64, at: Date, in db: SQLiteConnection) throws {
+  public func retryAlert(_ seq: Int64, at: Date, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE alerts SET attempts = attempts + 1, not_before = ? WHERE seq = ?", at.timeIntervalSince1970, seq
     )
   }
 
-  public func deleteAlert(_ seq: Int64, in db: SQLiteConnection) throws {
+  public func deleteAlert(_ seq: Int64, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM alerts WHERE seq = ?", seq)
   }
 
   /// Forgets a device token and every alert queued for it.
-  public func forgetDevice(_ token: String, in db: SQLiteConnection) throws {
+  public func forgetDevice(_ token: String, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM devices WHERE token = ?", token)
     try db.execute("DELETE FROM alerts WHERE token = ?", token)
   }
@@ -254,14 +254,15 @@ public final class NotifyStore: Sendable {
     }
   }
 
-  /// Deletes updates and alerts that expired before `now`, and alerts whose device now belongs
-  /// to another user. Returns how many rows went.
-  public func deleteUndeliverable(at now: Date, in db: SQLiteConnection) throws -> Int {
-    try db.execute("DELETE FROM pending WHERE expires_at < ?", now.timeIntervalSince1970)
+  /// Deletes updates and alerts no longer worth sending at `now` (the SQL form of
+  /// `PushDelivery.isWorthSending`), and alerts whose device now belongs to another user.
+  /// Returns how many rows went.
+  public func deleteUndeliverable(at now: Date, in db: any SQLConnection) throws -> Int {
+    try db.execute("DELETE FROM pending WHERE expires_at <= ?", now.timeIntervalSince1970)
     var removed = db.changes
     try db.execute(
       """
-      DELETE FROM alerts WHERE expires_at < ? OR NOT EXISTS (
+      DELETE FROM alerts WHERE expires_at <= ? OR NOT EXISTS (
         SELECT 1 FROM devices d WHERE d.token = alerts.token AND d.user_id = alerts.user_id)
       """, now.timeIntervalSince1970)
     removed += db.changes
@@ -271,7 +272,8 @@ public final class NotifyStore: Sendable {
   // MARK: - Inbox
 
   /// Claims `messageID` for `consumer`; false if it was processed before.
-  public func claim(messageID: String, consumer: String, at now: Date, in db: SQLiteConnection) throws -> Bool
+  public func claim(messageID: String, consumer: String, at now: Date, in db: any SQLConnection) throws
+    -> Bool
   {
     try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db)
   }

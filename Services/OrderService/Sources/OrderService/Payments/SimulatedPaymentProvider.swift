@@ -1,6 +1,7 @@
 import Foundation
 import GrocerCore
 import GrocerRuntime
+import GrocerSQLite
 import GrocerStorage
 
 /// The built-in payment provider: a stand-in for a real one that behaves like one, with its own
@@ -15,7 +16,7 @@ public final class SimulatedPaymentProvider: PaymentProvider {
   public static let threeDSToken = "sim-3ds"
   public static let timeoutToken = "sim-timeout"
 
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
   private let clock: any WallClock
   private let ids: any IDGenerator
   /// How long a `sim-timeout` charge takes to answer.
@@ -166,7 +167,7 @@ public final class SimulatedPaymentProvider: PaymentProvider {
     var settleAt: Double?
   }
 
-  private func row(key: String, in db: SQLiteConnection) throws -> Row? {
+  private func row(key: String, in db: any SQLConnection) throws -> Row? {
     try db.queryOne(
       "SELECT payment_id, state, message, action_url, settle_at FROM charges WHERE idempotency_key = ?", key
     ).map {
@@ -177,7 +178,7 @@ public final class SimulatedPaymentProvider: PaymentProvider {
   }
 
   /// The row's state; a slow charge whose time has come is approved (and written so).
-  private func resolve(_ row: Row, in db: SQLiteConnection) throws -> (PaymentState, Double?) {
+  private func resolve(_ row: Row, in db: any SQLConnection) throws -> (PaymentState, Double?) {
     switch row.state {
     case "approved": return (.approved(paymentId: row.paymentId), nil)
     case "declined": return (.declined(paymentId: row.paymentId, message: row.message ?? "declined"), nil)

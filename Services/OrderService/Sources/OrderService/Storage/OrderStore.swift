@@ -9,7 +9,7 @@ import GrocerStorage
 /// Synchronous and blocking: async callers go through `database.onWriterQueue` (writes) or
 /// `runBlocking` (reads).
 public final class OrderStore: Sendable {
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
   private let clock: any WallClock
   /// Order and event ids (the saga names its events with them too).
   let ids: any IDGenerator
@@ -17,7 +17,7 @@ public final class OrderStore: Sendable {
   private let keyRetention: TimeInterval
 
   public init(
-    database: SQLiteDatabase, clock: any WallClock, ids: any IDGenerator, keyRetention: TimeInterval
+    database: any SQLDatabase, clock: any WallClock, ids: any IDGenerator, keyRetention: TimeInterval
   ) {
     self.database = database
     self.clock = clock
@@ -246,7 +246,7 @@ public final class OrderStore: Sendable {
 
   // MARK: - Helpers
 
-  private func storedReply(_ orderId: String, in db: SQLiteConnection) throws -> OrderReply? {
+  private func storedReply(_ orderId: String, in db: any SQLConnection) throws -> OrderReply? {
     guard
       let row = try db.queryOne(
         "SELECT response_status, response_type, response_body FROM attempts WHERE order_id = ?", orderId),
@@ -255,7 +255,7 @@ public final class OrderStore: Sendable {
     return OrderReply(status: status, contentType: try row.string(1), body: try row.blob(2))
   }
 
-  private func answer(_ orderId: String, _ reply: OrderReply, in db: SQLiteConnection) throws {
+  private func answer(_ orderId: String, _ reply: OrderReply, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE attempts SET response_status = ?, response_type = ?, response_body = ? WHERE order_id = ?",
       reply.status, reply.contentType, reply.body, orderId)
@@ -264,7 +264,7 @@ public final class OrderStore: Sendable {
   /// Moves `orderId` as `move` says if it is at one of `move.from` (else throws: two drivers
   /// raced, or a step was skipped), setting `set` too. A move resets the retry backoff.
   private func move(
-    _ orderId: String, _ move: SagaMove, set: [String: SQLValue], now: TimeInterval, in db: SQLiteConnection
+    _ orderId: String, _ move: SagaMove, set: [String: SQLValue], now: TimeInterval, in db: any SQLConnection
   ) throws {
     var assignments = ["step = ?", "updated_at = ?", "retries = 0"]
     var bindings: [any SQLBindable] = [move.to.rawValue, now]
@@ -296,7 +296,7 @@ public final class OrderStore: Sendable {
     "(" + steps.map { _ in "?" }.joined(separator: ", ") + ")"
   }
 
-  private func order(_ orderId: String, in db: SQLiteConnection) throws -> OrderRecord? {
+  private func order(_ orderId: String, in db: any SQLConnection) throws -> OrderRecord? {
     guard
       let row = try db.queryOne(
         """

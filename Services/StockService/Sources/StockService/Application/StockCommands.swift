@@ -52,7 +52,7 @@ public final class StockCommands: Sendable {
   }
 
   private func upsertHub(
-    id: HubID, correlationID: String?, _ db: SQLiteConnection, _ make: (Hub?) throws -> Hub
+    id: HubID, correlationID: String?, _ db: any SQLConnection, _ make: (Hub?) throws -> Hub
   ) throws -> (hub: Hub, created: Bool) {
     let stored = try store.hubRecord(id, in: db)
     let hub = try make(stored?.hub)
@@ -234,7 +234,7 @@ public final class StockCommands: Sendable {
     return try store.database.write { db in try releaseExpired(hub: nil, now: now, correlationID: nil, db) }
   }
 
-  private func releaseExpired(hub: HubID?, now: Date, correlationID: String?, _ db: SQLiteConnection) throws
+  private func releaseExpired(hub: HubID?, now: Date, correlationID: String?, _ db: any SQLConnection) throws
     -> [StockMovement]
   {
     var movements: [StockMovement] = []
@@ -250,7 +250,7 @@ public final class StockCommands: Sendable {
   /// `ReservationFinish` says; returns the counts that were published.
   private func finish(
     orderId: String, hub: HubID, as state: Reservation.State, reason: String, _ correlationID: String?,
-    at now: Date, _ db: SQLiteConnection
+    at now: Date, _ db: any SQLConnection
   ) throws -> [StockMovement] {
     try store.finishReservation(
       orderId, as: state, releaseReason: state == .released ? reason : nil, at: now, in: db)
@@ -276,7 +276,7 @@ public final class StockCommands: Sendable {
   /// only to publish.
   private func moveLine(
     _ line: ReservationLine, of orderId: String, hub: HubID, reason: String, _ correlationID: String?,
-    at now: Date, _ db: SQLiteConnection, readsProductFirst: Bool,
+    at now: Date, _ db: any SQLConnection, readsProductFirst: Bool,
     _ change: (inout StockLevel) -> StockLevel.Taking
   ) throws -> StockMovement? {
     var stock: ProductStock?
@@ -339,7 +339,7 @@ public final class StockCommands: Sendable {
 
   /// Appends the product's `stock.changed` for its state now to the outbox.
   private func publish(
-    _ stock: ProductStock, reason: String, _ correlationID: String?, at now: Date, _ db: SQLiteConnection
+    _ stock: ProductStock, reason: String, _ correlationID: String?, at now: Date, _ db: any SQLConnection
   ) throws {
     try store.append(
       stock.changed(reason: reason).message(

@@ -7,9 +7,9 @@ import GrocerStorage
 /// outbox. SQL only: the use cases (`StockCommands`) decide, and call the `in db` methods inside
 /// the one transaction they open with `database.write`; the reads here open their own.
 public final class StockStore: Sendable {
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
 
-  public init(database: SQLiteDatabase) {
+  public init(database: any SQLDatabase) {
     self.database = database
   }
 
@@ -53,15 +53,16 @@ public final class StockStore: Sendable {
     let found = try database.read { db in
       let rows: [SQLRow]
       if skus.count > wholeHubAbove {
-        rows = try db.query("SELECT sku, on_hand - held, version FROM products WHERE hub = ?", hub)
+        rows = try db.query("SELECT sku, on_hand, held, version FROM products WHERE hub = ?", hub)
       } else {
         let placeholders = Array(repeating: "?", count: skus.count).joined(separator: ",")
         rows = try db.query(
-          "SELECT sku, on_hand - held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
+          "SELECT sku, on_hand, held, version FROM products WHERE hub = ? AND sku IN (\(placeholders))",
           bindings: [hub] + skus)
       }
       return try rows.map {
-        StockRow(sku: try $0.string(0), count: max(0, try $0.int(1)), sequence: try $0.int64(2))
+        let level = StockLevel(onHand: try $0.int(1), held: try $0.int(2), version: try $0.int64(3))
+        return StockRow(sku: try $0.string(0), count: level.available, sequence: level.version)
       }
     }
     let known = Set(found.map(\.sku))
@@ -94,22 +95,22 @@ public final class StockStore: Sendable {
   // MARK: Hubs
 
   /// The hub as stored and its version.
-  func hubRecord(_ id: HubID, in db: SQLiteConnection) throws -> (hub: Hub, version: Int64)? {
+  func hubRecord(_ id: HubID, in db: any SQLConnection) throws -> (hub: Hub, version: Int64)? {
     try db.queryOne("SELECT body, version FROM hubs WHERE id = ?", id).map { row in
       (try JSON.decode(Hub.self, from: row.data(0)), try row.int64(1))
     }
   }
 
-  func hubExists(_ id: HubID, in db: SQLiteConnection) throws -> Bool {
+  func hubExists(_ id: HubID, in db: any SQLConnection) throws -> Bool {
     try db.queryOne("SELECT 1 FROM hubs WHERE id = ?", id) != nil
   }
 
-  func hubIDs(in db: SQLiteConnection) throws -> Set<HubID> {
+  func hubIDs(in db: any SQLConnection) throws -> Set<HubID> {
     Set(try db.query("SELECT id FROM hubs").map { try $0.string(0) })
   }
 
   /// Creates or replaces the hub's row at `version`.
-  func saveHub(_ hub: Hub, version: Int64, at now: Date, in db: SQLiteConnection) throws {
+  func saveHub(_ hub: Hub, version: Int64, at now: Date, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO hubs (id, body, version, updated_at) VALUES (?, ?, ?, ?)
@@ -121,20 +122,20 @@ public final class StockStore: Sendable {
   // MARK: Products and counts
 
   /// A product with its on-hand and held counts and its version.
-  func stock(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> ProductStock? {
+  func stock(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> ProductStock? {
     try db.queryOne("SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku = ?", hub, sku).map(
       Self.productStock)
   }
 
   /// On hand minus held of `sku` at `hub` (may be below 0); nil when the hub does not have it.
-  func available(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> Int? {
+  func available(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> Int? {
     try db.queryOne("SELECT on_hand - held FROM products WHERE hub = ? AND sku = ?", hub, sku).map {
       try $0.int(0)
     }
   }
 
   /// Inserts a new product with its counts and version.
-  func insertProduct(_ stock: ProductStock, at now: Date, in db: SQLiteConnection) throws {
+  func insertProduct(_ stock: ProductStock, at now: Date, in db: any SQLConnection) throws {
     let product = stock.product
     try db.execute(
       """
@@ -147,7 +148,7 @@ public final class StockStore: Sendable {
   }
 
   /// Stores a product's catalogue fields and version (its counts stay).
-  func updateCatalogueFields(_ stock: ProductStock, at now: Date, in db: SQLiteConnection) throws {
+  func updateCatalogueFields(_ stock: ProductStock, at now: Date, in db: any SQLConnection) throws {
     let product = stock.product
     try db.execute(
       """
@@ -159,14 +160,14 @@ public final class StockStore: Sendable {
   }
 
   /// A product's counts and version alone.
-  func level(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> StockLevel? {
+  func level(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> StockLevel? {
     try db.queryOne("SELECT on_hand, held, version FROM products WHERE hub = ? AND sku = ?", hub, sku).map {
       StockLevel(onHand: try $0.int(0), held: try $0.int(1), version: try $0.int64(2))
     }
   }
 
   /// Stores a product's counts and version.
-  func saveLevel(_ level: StockLevel, hub: HubID, sku: SKU, at now: Date, in db: SQLiteConnection) throws {
+  func saveLevel(_ level: StockLevel, hub: HubID, sku: SKU, at now: Date, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE products SET on_hand = ?, held = ?, version = ?, updated_at = ? WHERE hub = ? AND sku = ?",
       level.onHand, level.held, level.version, now.timeIntervalSince1970, hub, sku)
@@ -174,7 +175,7 @@ public final class StockStore: Sendable {
 
   /// Appends a staff count change to the audit trail.
   func recordAdjustment(
-    hub: HubID, sku: SKU, delta: Int, reason: String, actor: String, at now: Date, in db: SQLiteConnection
+    hub: HubID, sku: SKU, delta: Int, reason: String, actor: String, at now: Date, in db: any SQLConnection
   ) throws {
     try db.execute(
       "INSERT INTO stock_adjustments (hub, sku, delta, reason, actor, at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -185,7 +186,7 @@ public final class StockStore: Sendable {
 
   /// The reservation stored under `orderId` with why it was released (a marker left by an
   /// outcome that came first has no lines and may have no hub).
-  func reservation(_ orderId: String, in db: SQLiteConnection) throws -> (
+  func reservation(_ orderId: String, in db: any SQLConnection) throws -> (
     reservation: Reservation, releaseReason: String?
   )? {
     try db.queryOne(
@@ -204,7 +205,7 @@ public final class StockStore: Sendable {
   }
 
   /// The hub, state and release reason of the reservation under `orderId`.
-  func reservationStatus(_ orderId: String, in db: SQLiteConnection) throws -> ReservationStatus? {
+  func reservationStatus(_ orderId: String, in db: any SQLConnection) throws -> ReservationStatus? {
     try db.queryOne("SELECT hub, status, release_reason FROM reservations WHERE order_id = ?", orderId).map {
       ReservationStatus(
         hub: try $0.string(0), state: Reservation.State(rawValue: try $0.string(1)) ?? .released,
@@ -213,7 +214,7 @@ public final class StockStore: Sendable {
   }
 
   /// Stores a new reservation and its lines.
-  func insertReservation(_ reservation: Reservation, in db: SQLiteConnection) throws {
+  func insertReservation(_ reservation: Reservation, in db: any SQLConnection) throws {
     try db.execute(
       "INSERT INTO reservations (order_id, hub, lines, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
       reservation.orderId, reservation.hub, Data(ReservationLine.jsonBytes(reservation.lines)),
@@ -228,7 +229,7 @@ public final class StockStore: Sendable {
 
   /// Stores a released reservation without lines, finished at `now`.
   func insertReleasedMarker(
-    orderId: String, hub: HubID, reason: String, at now: Date, in db: SQLiteConnection
+    orderId: String, hub: HubID, reason: String, at now: Date, in db: any SQLConnection
   ) throws {
     try db.execute(
       """
@@ -241,7 +242,7 @@ public final class StockStore: Sendable {
   /// Stores a reservation's final state, when it was reached and why it was released.
   func finishReservation(
     _ orderId: String, as state: Reservation.State, releaseReason: String?, at now: Date,
-    in db: SQLiteConnection
+    in db: any SQLConnection
   ) throws {
     try db.execute(
       "UPDATE reservations SET status = ?, finished_at = ?, release_reason = ? WHERE order_id = ?",
@@ -249,7 +250,7 @@ public final class StockStore: Sendable {
   }
 
   /// A reservation's lines as stored.
-  func reservationLines(_ orderId: String, in db: SQLiteConnection) throws -> [ReservationLine] {
+  func reservationLines(_ orderId: String, in db: any SQLConnection) throws -> [ReservationLine] {
     try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId).map {
       ReservationLine(sku: try $0.string(0), quantity: try $0.int(1))
     }
@@ -257,7 +258,7 @@ public final class StockStore: Sendable {
 
   /// Held reservations whose `expiresAt` is not after `now` (`Reservation.isHolding` is false for
   /// them), at `hub` or everywhere.
-  func heldReservations(expiredAt now: Date, hub: HubID?, in db: SQLiteConnection) throws -> [(
+  func heldReservations(expiredAt now: Date, hub: HubID?, in db: any SQLConnection) throws -> [(
     orderId: String, hub: HubID
   )] {
     try db.query(
@@ -270,7 +271,7 @@ public final class StockStore: Sendable {
   // MARK: Inbox and outbox
 
   /// Records `messageID` as processed by `consumer`; false when it was already.
-  func claim(messageID: String, consumer: String, at now: Date, in db: SQLiteConnection) throws -> Bool {
+  func claim(messageID: String, consumer: String, at now: Date, in db: any SQLConnection) throws -> Bool {
     try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db)
   }
 
@@ -279,13 +280,13 @@ public final class StockStore: Sendable {
     try database.write { db in try Inbox.purge(olderThan: cutoff, in: db) }
   }
 
-  func append(_ message: OutgoingMessage, in db: SQLiteConnection) throws {
+  func append(_ message: OutgoingMessage, in db: any SQLConnection) throws {
     try Outbox.append(message, in: db)
   }
 
   static let productColumns = "hub, sku, name, price, deposit, unit_price, on_hand, held, version, currency"
 
-  static func product(hub: HubID, sku: SKU, in db: SQLiteConnection) throws -> StockedProduct? {
+  static func product(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> StockedProduct? {
     try db.queryOne(
       "SELECT \(productColumns) FROM products WHERE hub = ? AND sku = ?", hub, sku
     ).map(stockedProduct)

@@ -167,7 +167,7 @@ public final class TrackingCommands: Sendable {
 
   private func publish(
     _ record: TrackingRecord, changed: [TrackingChange], previous: TrackingStatus, correlationID: String?,
-    in db: SQLiteConnection
+    in db: any SQLConnection
   ) throws {
     // Written by hand in one pass (no encoder): this runs on the writer for every fix.
     try store.append(

@@ -9,9 +9,9 @@ import GrocerStorage
 /// Synchronous and blocking: async callers go through `database.onWriterQueue` (writes) or
 /// `runBlocking` (reads).
 public final class TrackingStore: Sendable {
-  public let database: SQLiteDatabase
+  public let database: any SQLDatabase
 
-  public init(database: SQLiteDatabase) {
+  public init(database: any SQLDatabase) {
     self.database = database
   }
 
@@ -43,14 +43,14 @@ public final class TrackingStore: Sendable {
   }
 
   /// Whether the order has tracking already.
-  public func exists(_ orderId: String, in db: SQLiteConnection) throws -> Bool {
+  public func exists(_ orderId: String, in db: any SQLConnection) throws -> Bool {
     try db.queryOne("SELECT 1 FROM tracking WHERE order_id = ?", orderId) != nil
   }
 
   // MARK: - Writing
 
   /// Inserts a new order's row: placed, version 1, at `record.generatedAt`.
-  public func insert(_ record: TrackingRecord, in db: SQLiteConnection) throws {
+  public func insert(_ record: TrackingRecord, in db: any SQLConnection) throws {
     try db.execute(
       """
       INSERT INTO tracking (order_id, user_id, hub, status, dest_lat, dest_lng, eta_earliest, eta_latest, version,
@@ -63,31 +63,32 @@ public final class TrackingStore: Sendable {
   }
 
   /// The sequence of the order's `liveActivity.token` events so far.
-  public func liveActivityTokenVersion(_ orderId: String, in db: SQLiteConnection) throws -> Int64 {
+  public func liveActivityTokenVersion(_ orderId: String, in db: any SQLConnection) throws -> Int64 {
     try db.queryOne("SELECT la_token_version FROM tracking WHERE order_id = ?", orderId)!.int64(0)
   }
 
   /// Stores the order's Live Activity token with its event's sequence.
   public func setLiveActivityToken(
-    _ token: String, version: Int64, for orderId: String, in db: SQLiteConnection
+    _ token: String, version: Int64, for orderId: String, in db: any SQLConnection
   ) throws {
     try db.execute(
       "UPDATE tracking SET la_token = ?, la_token_version = ? WHERE order_id = ?", token, version, orderId)
   }
 
   /// Claims `messageID` for `consumer` in the inbox; false if it was processed before.
-  public func claim(messageID: String, consumer: String, at now: Date, in db: SQLiteConnection) throws -> Bool
+  public func claim(messageID: String, consumer: String, at now: Date, in db: any SQLConnection) throws
+    -> Bool
   {
     try Inbox.claim(messageID: messageID, consumer: consumer, at: now, in: db)
   }
 
   /// Puts an event in the outbox, sent after the commit by the relay.
-  public func append(_ message: OutgoingMessage, in db: SQLiteConnection) throws {
+  public func append(_ message: OutgoingMessage, in db: any SQLConnection) throws {
     try Outbox.append(message, in: db)
   }
 
   /// Puts an event in the outbox, encoded from its envelope.
-  public func append(_ envelope: EventEnvelope, in db: SQLiteConnection) throws {
+  public func append(_ envelope: EventEnvelope, in db: any SQLConnection) throws {
     try Outbox.append(envelope, in: db)
   }
 
@@ -98,7 +99,7 @@ public final class TrackingStore: Sendable {
   }
 
   /// Writes `record`'s changeable columns (stage, rider, fix, ETA, version, times).
-  public func save(_ record: TrackingRecord, in db: SQLiteConnection) throws {
+  public func save(_ record: TrackingRecord, in db: any SQLConnection) throws {
     try db.execute(
       """
       UPDATE tracking SET status = ?, note = ?, resume_stage = ?, rider_id = ?, rider_name = ?, fix_lat = ?,
@@ -118,7 +119,7 @@ public final class TrackingStore: Sendable {
     """
 
   /// The order's tracking as stored, inside a transaction.
-  public func record(_ orderId: String, in db: SQLiteConnection) throws -> TrackingRecord? {
+  public func record(_ orderId: String, in db: any SQLConnection) throws -> TrackingRecord? {
     try db.queryOne("SELECT \(Self.columns) FROM tracking WHERE order_id = ?", orderId).map(
       Self.record(from:))
   }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import GrocerCore
 import GrocerRuntime
+import GrocerStorage
 import Synchronization
 
 /// One service's SQLite database: a single writer connection and a small pool of readers.
@@ -15,7 +16,7 @@ import Synchronization
 /// `write` and `read` block the calling thread; from async code prefer `writeAsync` and
 /// `readAsync`, which run the closure on a Dispatch queue so the cooperative pool is not held.
 /// Do not call `write` from inside a `write` closure (it throws: a transaction is already open).
-public final class SQLiteDatabase: Sendable {
+public final class SQLiteDatabase: SQLDatabase {
   /// How hard a commit tries to reach the disk.
   public enum Durability: Sendable {
     /// `synchronous=NORMAL`: survives a process crash, may lose the last commits on power loss.
@@ -107,7 +108,7 @@ public final class SQLiteDatabase: Sendable {
   /// Inside a batch (`onWriterQueue`) the transaction is a savepoint of the batch's: an error
   /// rolls back this write alone, and the commit (with its observers and `afterCommit` actions)
   /// is the batch's.
-  public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+  public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
     writerLock.lock()
     if writerState.batchOpen {
       defer { writerLock.unlock() }
@@ -148,7 +149,7 @@ public final class SQLiteDatabase: Sendable {
     if !pending { action() }
   }
 
-  private func inSavepoint<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+  private func inSavepoint<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
     let connection = writer.connection
     // Once the batch transaction is gone, a SAVEPOINT would open (and RELEASE commit) a
     // transaction of its own, outside the batch whose failure its caller will be told.
@@ -180,7 +181,7 @@ public final class SQLiteDatabase: Sendable {
   }
 
   /// The error of every write of a batch whose transaction one of them rolled back.
-  static let batchRolledBack = StorageError.sqlite(
+  static let batchRolledBack = StorageError.engine(
     code: SQLITE_ABORT, message: "a write of the batch rolled back its whole transaction", sql: nil)
 
   /// Whether `connection` has no transaction open.
@@ -191,7 +192,7 @@ public final class SQLiteDatabase: Sendable {
 
   /// Runs `body` in a read transaction on a reader connection: it sees one consistent snapshot
   /// of committed data and never waits for the writer.
-  public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+  public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
     guard readerCount > 0 else {
       // In-memory database: the writer connection is the only one that sees the data.
       writerLock.lock()
@@ -206,16 +207,6 @@ public final class SQLiteDatabase: Sendable {
     }
     defer { readers.withLock { $0.append(slot) } }
     return try Self.inReadTransaction(slot.connection, body)
-  }
-
-  /// `write` on the database's writer queue, for async callers: committed together with the
-  /// writes queued meanwhile (group commit, see `onWriterQueue`), in its own savepoint. One
-  /// transaction per call cost one fsync each under `.full` and capped a busy writer at a few
-  /// hundred writes a second (measured: the payment simulator's ledger in the order benchmark).
-  public func writeAsync<T: Sendable>(
-    _ body: @escaping @Sendable (SQLiteConnection) throws -> T
-  ) async throws -> T {
-    try await onWriterQueue { try self.write(body) }
   }
 
   /// Runs `body` (which calls `write`, perhaps several times) on the writer's serial queue,
@@ -313,7 +304,7 @@ public final class SQLiteDatabase: Sendable {
 
   /// `read` on the database's reader queue, for async callers.
   public func readAsync<T: Sendable>(
-    _ body: @escaping @Sendable (SQLiteConnection) throws -> T
+    _ body: @escaping @Sendable (any SQLConnection) throws -> T
   ) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       readQueue.async {
@@ -348,7 +339,7 @@ public final class SQLiteDatabase: Sendable {
   // MARK: - Internals
 
   private static func inReadTransaction<T>(
-    _ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> T
+    _ connection: SQLiteConnection, _ body: (any SQLConnection) throws -> T
   ) throws -> T {
     try connection.execute("BEGIN DEFERRED")
     do {

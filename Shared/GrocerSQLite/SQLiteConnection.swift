@@ -1,12 +1,13 @@
 import CSQLite
 import Foundation
+import GrocerStorage
 
 /// One SQLite connection, handed to the closure of `SQLiteDatabase.write` or `read`.
 ///
 /// Not `Sendable` and only valid inside that closure: the database serializes access to it.
 /// Statements are prepared once per SQL text and kept in a per-connection cache; after each use
 /// they are reset and their bindings cleared, so the next call with the same text skips parsing.
-public final class SQLiteConnection {
+public final class SQLiteConnection: SQLConnection {
   /// Above this many cached statements the cache is emptied, so SQL built at run time (which
   /// should use bindings instead) cannot grow it without bound.
   static let statementCacheLimit = 256
@@ -53,21 +54,11 @@ public final class SQLiteConnection {
     return sqlite3_last_insert_rowid(handle)
   }
 
-  /// Runs one statement, ignoring any rows it returns.
-  public func execute(_ sql: String, _ bindings: any SQLBindable...) throws {
-    try execute(sql, bindings: bindings)
-  }
-
   /// Runs one statement with bindings given as an array.
   public func execute(_ sql: String, bindings: [any SQLBindable]) throws {
     try withStatement(sql, bindings) { statement in
       while try step(statement, sql) {}
     }
-  }
-
-  /// Runs one statement and returns all its rows.
-  public func query(_ sql: String, _ bindings: any SQLBindable...) throws -> [SQLRow] {
-    try query(sql, bindings: bindings)
   }
 
   /// Runs one statement with bindings given as an array and returns all its rows.
@@ -81,11 +72,6 @@ public final class SQLiteConnection {
       }
       return rows
     }
-  }
-
-  /// The first row of a statement, or nil when it returns none.
-  public func queryOne(_ sql: String, _ bindings: any SQLBindable...) throws -> SQLRow? {
-    try queryOne(sql, bindings: bindings)
   }
 
   public func queryOne(_ sql: String, bindings: [any SQLBindable]) throws -> SQLRow? {
@@ -241,7 +227,7 @@ public final class SQLiteConnection {
     switch code & 0xff {
     case SQLITE_CONSTRAINT: .constraint(code: code, message: message)
     case SQLITE_BUSY, SQLITE_LOCKED: .busy(code: code, message: message)
-    default: .sqlite(code: code, message: message, sql: sql)
+    default: .engine(code: code, message: message, sql: sql)
     }
   }
 }

@@ -1,0 +1,89 @@
+/// One connection of a database engine, handed to the closure of `SQLDatabase.write` or `read`.
+///
+/// Not `Sendable` and only valid inside that closure: the database serializes access to it.
+/// Statements take their values as bindings (`?` placeholders), never spliced into the text.
+public protocol SQLConnection: AnyObject {
+  /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+  var changes: Int { get }
+
+  /// Runs one statement, ignoring any rows it returns.
+  func execute(_ sql: String, bindings: [any SQLBindable]) throws
+
+  /// Runs one statement and returns all its rows.
+  func query(_ sql: String, bindings: [any SQLBindable]) throws -> [SQLRow]
+
+  /// The first row of a statement, or nil when it returns none.
+  func queryOne(_ sql: String, bindings: [any SQLBindable]) throws -> SQLRow?
+
+  /// Runs several `;`-separated statements without bindings (schema scripts).
+  func executeScript(_ sql: String) throws
+}
+
+extension SQLConnection {
+  public func execute(_ sql: String, _ bindings: any SQLBindable...) throws {
+    try execute(sql, bindings: bindings)
+  }
+
+  public func query(_ sql: String, _ bindings: any SQLBindable...) throws -> [SQLRow] {
+    try query(sql, bindings: bindings)
+  }
+
+  public func queryOne(_ sql: String, _ bindings: any SQLBindable...) throws -> SQLRow? {
+    try queryOne(sql, bindings: bindings)
+  }
+}
+
+/// A service's database, whatever the engine: transactions, the writer queue async callers
+/// use, and the hooks the outbox relay and the reply caches need. Stores and use cases are
+/// written against this; only a composition root names the engine (`GrocerSQLite`).
+///
+/// `write` and `read` block the calling thread; from async code use `writeAsync`, `readAsync`
+/// or `onWriterQueue`, which keep the cooperative pool free. A `write` inside a `write` throws.
+public protocol SQLDatabase: AnyObject, Sendable {
+  /// Runs `body` in a write transaction serialized with every other write; an error thrown
+  /// rolls it back and is rethrown. Inside a batch (`onWriterQueue`) it is the batch's savepoint.
+  func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+  /// Runs `body` in a read transaction that sees one consistent snapshot of committed data.
+  func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+  /// `read` off the cooperative pool, for async callers.
+  func readAsync<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T
+
+  /// Runs `body` (which calls `write`, perhaps several times) on the writer's queue; writes that
+  /// queue up meanwhile commit together, each in its own savepoint, and every caller is answered
+  /// after the commit.
+  func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T
+
+  /// `onWriterQueue` with a completion, called once after the batch committed (or failed).
+  func submitWrite<T: Sendable>(
+    _ body: @escaping @Sendable () throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+  )
+
+  /// Runs `action` once the write transaction now running has committed; dropped if it rolls
+  /// back; at once outside a write.
+  func afterCommit(_ action: @escaping @Sendable () -> Void)
+
+  /// Calls `observer` after every committed write (cheap: it is how the outbox relay is woken).
+  func onCommit(_ observer: @escaping @Sendable () -> Void)
+
+  /// The version of the last migration applied.
+  func schemaVersion() throws -> Int
+
+  /// Closes every connection; later calls throw `StorageError.closed`. Idempotent.
+  func close()
+}
+
+extension SQLDatabase {
+  /// `write` on the writer queue, for async callers (committed with the writes queued meanwhile).
+  public func writeAsync<T: Sendable>(
+    _ body: @escaping @Sendable (any SQLConnection) throws -> T
+  ) async throws -> T {
+    try await onWriterQueue { try self.write(body) }
+  }
+
+  /// Whether the database answers a trivial query (readiness checks).
+  public func isReachable() -> Bool {
+    (try? read { try $0.queryOne("SELECT 1") }) != nil
+  }
+}
