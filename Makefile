@@ -78,6 +78,7 @@ down:
 	@bash $(DEPLOY)/gateway.sh stop || true
 	@bash $(DEPLOY)/services.sh stop || true
 	@bash $(RABBITMQ) stop || true
+	@bash $(DEPLOY)/postgres.sh stop || true
 
 status:
 	@bash $(DEPLOY)/gateway.sh status || true

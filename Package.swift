@@ -22,6 +22,7 @@ let package = Package(
     .systemLibrary(name: "CSQLite", path: "Shared/CSQLite", pkgConfig: "sqlite3"),
     .systemLibrary(name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl"),
     .systemLibrary(name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl"),
+    .systemLibrary(name: "CPostgres", path: "Shared/CPostgres", pkgConfig: "libpq"),
 
     // The shared foundation. Vocabulary (money, ids, the event envelope, clocks, JSON) depends
     // on nothing; the fast-path primitives and the runtime (logs, metrics, lifecycle) sit on it.
@@ -55,6 +56,9 @@ let package = Package(
     .target(
       name: "GrocerSQLite", dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "CSQLite"],
       path: "Shared/GrocerSQLite"),
+    .target(
+      name: "GrocerPostgres", dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "CPostgres"],
+      path: "Shared/GrocerPostgres"),
     .target(
       name: "GrocerAuth", dependencies: ["GrocerCore", "GrocerRuntime", "COpenSSL"], path: "Shared/GrocerAuth"
     ),
@@ -177,6 +181,10 @@ let package = Package(
       name: "GrocerTestSupport",
       dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerRuntime", "GrocerFastPath"],
       path: "Tests/GrocerTestSupport"),
+    .testTarget(
+      name: "GrocerPostgresTests",
+      dependencies: ["GrocerPostgres", "GrocerStorage", "GrocerCore", "GrocerRuntime", "GrocerTestSupport"],
+      path: "Tests/GrocerPostgresTests"),
     .testTarget(
       name: "GrocerContractsTests", dependencies: ["GrocerContracts", "GrocerCore"],
       path: "Tests/GrocerContractsTests"),

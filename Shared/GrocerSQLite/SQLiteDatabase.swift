@@ -66,7 +66,7 @@ public final class SQLiteDatabase: SQLDatabase {
         throw StorageError.open(path: path, message: "cannot create folder \(folder): \(error)")
       }
     }
-    try Self.validate(migrations)
+    try Migration.validate(migrations)
 
     let writer = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     sqlite3_busy_timeout(try writer.rawHandle(), Self.busyTimeoutMilliseconds)
@@ -349,17 +349,6 @@ public final class SQLiteDatabase: SQLDatabase {
     } catch {
       try? connection.execute("ROLLBACK")
       throw error
-    }
-  }
-
-  private static func validate(_ migrations: [Migration]) throws {
-    var previous = 0
-    for migration in migrations {
-      guard migration.version > previous else {
-        throw StorageError.invalidMigrations(
-          "version \(migration.version) (\(migration.name)) must be greater than \(previous)")
-      }
-      previous = migration.version
     }
   }
 

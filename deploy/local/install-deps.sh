@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   rabbitmq-server librabbitmq-dev libmicrohttpd-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev
-  wrk nginx-light curl python3 python3-yaml sqlite3 openssl
+  postgresql libpq-dev wrk nginx-light curl python3 python3-yaml sqlite3 openssl
 )
 
 log() { echo "install-deps: $*" >&2; }

@@ -1,0 +1,2 @@
+// libpq, PostgreSQL's client library (Debian's libpq-dev); only GrocerPostgres imports it.
+#include <libpq-fe.h>

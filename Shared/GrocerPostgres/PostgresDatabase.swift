@@ -1,0 +1,257 @@
+import Dispatch
+import Foundation
+import GrocerCore
+import GrocerRuntime
+import GrocerStorage
+import Synchronization
+
+/// One service's PostgreSQL database: a pool of connections shared by every replica's writes
+/// and reads (what lets a service run as several processes on several machines).
+///
+/// Writes run concurrently, each in a `SERIALIZABLE` transaction, so what SQLite gets from its
+/// single writer (a write sees no other write half done) holds here too; a serialization
+/// failure or deadlock (SQLSTATE 40001, 40P01) rolls the attempt back and runs the closure
+/// again, a bounded number of times. A write's closure must therefore do nothing but database
+/// work and `afterCommit` registrations, which is what `SQLDatabase` already asks. Reads run in
+/// `REPEATABLE READ READ ONLY` transactions: one snapshot per closure.
+///
+/// Opened with `GROCER_DATABASE_URL`'s form, `postgresql://user@host:port/database`; libpq reads
+/// the URL, so its parameters (`sslmode`, `connect_timeout`, …) work as documented there.
+public final class PostgresDatabase: SQLDatabase {
+  /// How many times a write that lost a conflict is run before its error is thrown.
+  public static let maximumAttempts = 8
+
+  public let url: String
+  private let logger: Logger
+  private let idle: Mutex<[ConnectionSlot]>
+  private let permits: DispatchSemaphore
+  private let poolSize: Int
+  private let closed = Atomic<Bool>(false)
+  private let commitObservers = Mutex<[@Sendable () -> Void]>([])
+  private let queue: DispatchQueue
+  private let transactions = RunningTransactions()
+
+  /// Connects `poolSize` connections lazily (one at once, to fail early) and migrates.
+  public init(url: String, migrations: [Migration], poolSize: Int = 8, logger: Logger) throws {
+    self.url = url
+    self.logger = logger.with(["db.url": PostgresConnection.redacted(url)])
+    self.poolSize = max(1, poolSize)
+    self.permits = DispatchSemaphore(value: self.poolSize)
+    self.queue = DispatchQueue(label: "grocer.postgres", attributes: .concurrent)
+    try Migration.validate(migrations)
+    let first = try PostgresConnection(url: url)
+    try Self.migrate(first, migrations, logger: self.logger)
+    self.idle = Mutex([ConnectionSlot(first)])
+  }
+
+  deinit { close() }
+
+  // MARK: - Transactions
+
+  public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    guard !transactions.isOpenOnThisThread else {
+      throw StorageError.misuse("write called inside a write; a transaction is already open")
+    }
+    var attempt = 1
+    while true {
+      let context = TransactionContext()
+      do {
+        let result = try withConnection { connection in
+          try transactions.run(context) {
+            try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL SERIALIZABLE", body)
+          }
+        }
+        for observer in commitObservers.withLock({ $0 }) { observer() }
+        for action in context.actions { action() }
+        return result
+      } catch let error as StorageError {
+        guard case .busy = error, attempt < Self.maximumAttempts else { throw error }
+        attempt += 1
+        // A short random pause, so the transactions that collided do not collide again.
+        usleep(UInt32.random(in: 200...(2_000 * UInt32(attempt))))
+      }
+    }
+  }
+
+  public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    try withConnection { connection in
+      try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+    }
+  }
+
+  public func afterCommit(_ action: @escaping @Sendable () -> Void) {
+    guard let context = transactions.current else { return action() }
+    context.actions.append(action)
+  }
+
+  public func readAsync<T: Sendable>(
+    _ body: @escaping @Sendable (any SQLConnection) throws -> T
+  ) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      queue.async { continuation.resume(with: Result { try self.read(body) }) }
+    }
+  }
+
+  /// Runs `body` off the cooperative pool. Unlike SQLite there is no one writer to queue
+  /// behind: each `write` inside is a transaction of its own, and concurrent ones share the WAL
+  /// flushes of their commits on the server.
+  public func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      queue.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  public func submitWrite<T: Sendable>(
+    _ body: @escaping @Sendable () throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
+  ) {
+    queue.async { completion(Result { try body() }) }
+  }
+
+  public func onCommit(_ observer: @escaping @Sendable () -> Void) {
+    commitObservers.withLock { $0.append(observer) }
+  }
+
+  public func schemaVersion() throws -> Int {
+    try read { try $0.queryOne("SELECT coalesce(max(version), 0) FROM grocer_schema")?.int(0) ?? 0 }
+  }
+
+  public func close() {
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    for _ in 0..<poolSize { permits.wait() }
+    for slot in idle.withLock({ $0 }) { slot.connection.close() }
+    idle.withLock { $0 = [] }
+    for _ in 0..<poolSize { permits.signal() }
+  }
+
+  // MARK: - Internals
+
+  /// Lends a connection of the pool (opening one when none is idle) for `body`; a connection
+  /// that broke is dropped instead of returned, so the next caller gets a fresh one.
+  private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    permits.wait()
+    defer { permits.signal() }
+    guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
+    let slot = try idle.withLock { $0.popLast() } ?? ConnectionSlot(PostgresConnection(url: url))
+    defer {
+      if !slot.connection.isBroken && !slot.connection.inTransaction {
+        idle.withLock { $0.append(slot) }
+      } else {
+        slot.connection.close()
+      }
+    }
+    return try body(slot.connection)
+  }
+
+  private static func inTransaction<T>(
+    _ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T
+  ) throws -> T {
+    try connection.executeScript(begin)
+    do {
+      let result = try body(connection)
+      try connection.executeScript("COMMIT")
+      return result
+    } catch {
+      if !connection.isBroken { try? connection.executeScript("ROLLBACK") }
+      throw error
+    }
+  }
+
+  /// Applies the migrations newer than the recorded version, each in its own transaction, under
+  /// an advisory lock so that replicas starting together migrate once.
+  private static func migrate(_ connection: PostgresConnection, _ migrations: [Migration], logger: Logger)
+    throws
+  {
+    try connection.executeScript("SELECT pg_advisory_lock(7305)")
+    defer { try? connection.executeScript("SELECT pg_advisory_unlock(7305)") }
+    try connection.executeScript(FrameworkSchema.sql)
+    let current = try connection.queryOne("SELECT coalesce(max(version), 0) FROM grocer_schema")?.int(0) ?? 0
+    if let latest = migrations.last?.version, current > latest {
+      throw StorageError.invalidMigrations(
+        "database is at version \(current), newer than the latest known migration \(latest)")
+    }
+    for migration in migrations where migration.version > current {
+      do {
+        try inTransaction(connection, "BEGIN") { db in
+          try db.executeScript(migration.postgres ?? migration.sql)
+          try db.execute(
+            "INSERT INTO grocer_schema (version, name) VALUES (?, ?)", migration.version, migration.name)
+        }
+      } catch let error as StorageError {
+        logger.error(
+          "migration failed",
+          [
+            "migration.version": "\(migration.version)", "migration.name": migration.name,
+            "error": "\(error)",
+          ])
+        throw StorageError.migration(version: migration.version, name: migration.name, underlying: error)
+      }
+      logger.info(
+        "migration applied", ["migration.version": "\(migration.version)", "migration.name": migration.name])
+    }
+  }
+}
+
+/// The tables every service gets, in PostgreSQL's dialect (SQLite's are in GrocerSQLite): the
+/// outbox, its relay lease, the inbox, and the record of applied migrations.
+enum FrameworkSchema {
+  static let sql = """
+    CREATE TABLE IF NOT EXISTS grocer_schema (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp())
+    );
+    CREATE TABLE IF NOT EXISTS outbox (
+      seq BIGSERIAL PRIMARY KEY,
+      message_id TEXT NOT NULL UNIQUE,
+      exchange TEXT NOT NULL,
+      routing_key TEXT NOT NULL,
+      type TEXT NOT NULL,
+      correlation_id TEXT,
+      timestamp DOUBLE PRECISION NOT NULL,
+      body BYTEA NOT NULL,
+      created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp())
+    );
+    CREATE TABLE IF NOT EXISTS inbox (
+      consumer TEXT NOT NULL,
+      message_id TEXT NOT NULL,
+      processed_at DOUBLE PRECISION NOT NULL,
+      PRIMARY KEY (consumer, message_id)
+    );
+    CREATE INDEX IF NOT EXISTS inbox_processed_at ON inbox (processed_at);
+    CREATE TABLE IF NOT EXISTS outbox_lease (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      owner TEXT NOT NULL,
+      expires_at DOUBLE PRECISION NOT NULL
+    );
+    """
+}
+
+/// A connection owned by the pool and only lent out under one of its permits.
+private final class ConnectionSlot: @unchecked Sendable {
+  let connection: PostgresConnection
+  init(_ connection: PostgresConnection) { self.connection = connection }
+}
+
+/// What a running write transaction collects: the actions to run once it commits.
+private final class TransactionContext: @unchecked Sendable {
+  var actions: [@Sendable () -> Void] = []
+}
+
+/// The write transaction each thread is running, so `afterCommit` (called from deep inside a
+/// write's closure, on the same thread) finds its transaction, and a write inside a write is
+/// refused as SQLite refuses it.
+private final class RunningTransactions: Sendable {
+  private let byThread = Mutex<[UInt: TransactionContext]>([:])
+
+  private static var thread: UInt { UInt(pthread_self()) }
+
+  var current: TransactionContext? { byThread.withLock { $0[Self.thread] } }
+  var isOpenOnThisThread: Bool { current != nil }
+
+  func run<T>(_ context: TransactionContext, _ body: () throws -> T) rethrows -> T {
+    let thread = Self.thread
+    byThread.withLock { $0[thread] = context }
+    defer { _ = byThread.withLock { $0.removeValue(forKey: thread) } }
+    return try body()
+  }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import GrocerCore
+import GrocerStorage
+import GrocerTestSupport
+import Synchronization
+import Testing
+
+@testable import GrocerPostgres
+
+/// The PostgreSQL engine against a real server (`deploy/local/postgres.sh`), one fresh database
+/// per test: the same promises `SQLiteDatabase` keeps, through the same protocol.
+@Suite(.serialized) struct PostgresDatabaseTests {
+  static let items = Migration(
+    version: 1, name: "items",
+    sql: "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+
+  /// Opens a fresh database, runs `body`, then closes and drops it.
+  func withDatabase<T>(
+    _ migrations: [Migration] = [items], poolSize: Int = 4, _ body: (PostgresDatabase, String) throws -> T
+  ) throws -> T {
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let database = try PostgresDatabase(
+      url: url, migrations: migrations, poolSize: poolSize, logger: .discarding())
+    defer { database.close() }
+    return try body(database, url)
+  }
+
+  @Test func migrationsAreAppliedOnceInOrderAndTheVersionIsRecorded() throws {
+    let migrations = [
+      Migration(version: 1, name: "create", sql: "CREATE TABLE log (n SERIAL PRIMARY KEY, step TEXT)"),
+      Migration(version: 2, name: "first", sql: "INSERT INTO log (step) VALUES ('two')"),
+      Migration(
+        version: 5, name: "second", sql: "no such dialect",
+        postgres: "INSERT INTO log (step) VALUES ('five'); INSERT INTO log (step) VALUES ('five.b')"),
+    ]
+    try withDatabase(migrations) { database, url in
+      #expect(try database.schemaVersion() == 5)
+      database.close()
+      let extended =
+        migrations + [Migration(version: 6, name: "third", sql: "INSERT INTO log (step) VALUES ('six')")]
+      let reopened = try PostgresDatabase(url: url, migrations: extended, logger: .discarding())
+      defer { reopened.close() }
+      #expect(try reopened.schemaVersion() == 6)
+      let steps = try reopened.read {
+        try $0.query("SELECT step FROM log ORDER BY n").map { try $0.string(0) }
+      }
+      #expect(steps == ["two", "five", "five.b", "six"])
+    }
+  }
+
+  @Test func aFailingMigrationRollsBackAndThrows() throws {
+    let good = Migration(version: 1, name: "good", sql: "CREATE TABLE a (x INTEGER)")
+    let bad = Migration(
+      version: 2, name: "bad", sql: "CREATE TABLE b (x INTEGER); INSERT INTO missing VALUES (1)")
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    #expect {
+      _ = try PostgresDatabase(url: url, migrations: [good, bad], logger: .discarding())
+    } throws: { error in
+      guard case .migration(let version, let name, _) = error as? StorageError else { return false }
+      return version == 2 && name == "bad"
+    }
+    let database = try PostgresDatabase(url: url, migrations: [good], logger: .discarding())
+    defer { database.close() }
+    #expect(try database.schemaVersion() == 1)
+    let tables = try database.read {
+      try $0.query("SELECT tablename FROM pg_tables WHERE tablename IN ('a', 'b')").map { try $0.string(0) }
+    }
+    #expect(tables == ["a"])
+  }
+
+  @Test func valuesComeBackAsTheyWereBound() throws {
+    let table = Migration(
+      version: 1, name: "values",
+      sql: "CREATE TABLE v (i BIGINT, r DOUBLE PRECISION, t TEXT, b BYTEA, n TEXT, flag BOOLEAN)")
+    try withDatabase([table]) { database, _ in
+      let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xff]
+      let row = try database.write { db in
+        try db.execute(
+          "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 1_790_000_000.125, "Brot / Bäckerei \"?\" 🥖",
+          bytes, String?.none, true)
+        #expect(db.changes == 1)
+        return try #require(try db.queryOne("SELECT i, r, t, b, n, flag FROM v"))
+      }
+      #expect(try row.int64("i") == Int64.max)
+      #expect(try row.double("r") == 1_790_000_000.125)
+      #expect(try row.string("t") == "Brot / Bäckerei \"?\" 🥖")
+      #expect(try row.value("b") == .blob(bytes))
+      #expect(try row.isNull("n"))
+      #expect(try row.bool("flag"))
+    }
+  }
+
+  @Test func aThrowingWriteRollsBackAndAConstraintIsNamed() throws {
+    try withDatabase { database, _ in
+      #expect(throws: TestError.self) {
+        try database.write { db in
+          try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one")
+          throw TestError()
+        }
+      }
+      #expect(try database.read { try $0.queryOne("SELECT count(*) FROM items")?.int(0) } == 0)
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
+      #expect {
+        try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 2, "one") }
+      } throws: { error in
+        guard let error = error as? StorageError, case .constraint(let code, let message) = error else {
+          return false
+        }
+        return error.isConstraintViolation && code == 23505 && message.contains("items_name_key")
+      }
+      #expect {
+        try database.read { _ = try $0.query("SELEC nonsense") }
+      } throws: { error in
+        if case .engine(_, let message, let sql) = error as? StorageError {
+          return message.hasPrefix("42601") && sql == "SELEC nonsense"
+        }
+        return false
+      }
+      #expect(throws: StorageError.self) {
+        try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 3) }
+      }
+      // The pool's connections are usable after every one of those failures.
+      #expect(
+        try database.read { try $0.queryOne("SELECT name FROM items WHERE id = ?", 1)?.string(0) } == "one")
+    }
+  }
+
+  @Test func afterCommitRunsOnceCommittedAndNeverForARollback() throws {
+    try withDatabase { database, _ in
+      let ran = Mutex<[String]>([])
+      try database.write { db in
+        try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one")
+        database.afterCommit { ran.withLock { $0.append("committed") } }
+        #expect(ran.withLock { $0 }.isEmpty)
+      }
+      _ = try? database.write { db in
+        database.afterCommit { ran.withLock { $0.append("rolled back") } }
+        throw TestError()
+      }
+      database.afterCommit { ran.withLock { $0.append("outside") } }
+      #expect(ran.withLock { $0 } == ["committed", "outside"])
+      #expect(throws: StorageError.self) {
+        try database.write { _ in try database.write { _ in } }
+      }
+    }
+  }
+
+  /// Read, add one, write back from many threads at once: SERIALIZABLE and the retries of its
+  /// conflicts lose no increment (READ COMMITTED would).
+  @Test func concurrentReadModifyWritesLoseNothing() async throws {
+    let counters = Migration(
+      version: 1, name: "counters",
+      sql: "CREATE TABLE counters (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)")
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let database = try PostgresDatabase(url: url, migrations: [counters], poolSize: 6, logger: .discarding())
+    defer { database.close() }
+    try database.write { try $0.execute("INSERT INTO counters VALUES (1, 0)") }
+    let commits = Atomic<Int>(0)
+    database.onCommit { commits.add(1, ordering: .relaxed) }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<6 {
+        group.addTask {
+          for _ in 0..<25 {
+            try await database.writeAsync { db in
+              let value = try db.queryOne("SELECT value FROM counters WHERE id = 1")!.int(0)
+              try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(try database.read { try $0.queryOne("SELECT value FROM counters")?.int(0) } == 150)
+    #expect(commits.load(ordering: .relaxed) == 150)
+  }
+
+  @Test func theOutboxAndInboxWorkOnPostgres() throws {
+    try withDatabase([]) { database, _ in
+      let messages = (1...3).map {
+        OutgoingMessage(
+          messageID: "m\($0)", routingKey: "stock.changed", type: "stock.changed",
+          body: Data("{\"n\":\($0)}".utf8),
+          timestamp: Date(timeIntervalSince1970: 1_790_000_000 + Double($0)), correlationID: nil)
+      }
+      try database.write { db in for message in messages { try Outbox.append(message, in: db) } }
+      let pending = try database.read { try Outbox.pending(limit: 10, in: $0) }
+      #expect(pending.map(\.message.messageID) == ["m1", "m2", "m3"])
+      #expect(pending.map(\.message.body) == messages.map(\.body))
+      let removed = try database.write {
+        try Outbox.remove(from: pending[0].seq, through: pending[1].seq, in: $0)
+      }
+      #expect(removed == 2)
+      #expect(try database.read { try Outbox.backlog(in: $0) } == 1)
+      let now = Date(timeIntervalSince1970: 1_790_000_000)
+      #expect(try database.write { try Inbox.claim(messageID: "m1", consumer: "c", at: now, in: $0) })
+      #expect(try !database.write { try Inbox.claim(messageID: "m1", consumer: "c", at: now, in: $0) })
+      #expect(try database.read { try Inbox.contains(messageID: "m1", consumer: "c", in: $0) })
+    }
+  }
+
+  /// The server ends every connection of ours (a restart, a failover): the call in flight fails
+  /// with a storage error and the pool reconnects for the next one.
+  @Test func aDatabaseThatWentAwayFailsTheCallAndTheNextOneReconnects() throws {
+    try withDatabase(poolSize: 2) { database, url in
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
+      let name = String(URL(string: url)!.path.dropFirst())
+      try TestPostgres.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)' AND pid <> pg_backend_pid()"
+      )
+      #expect(throws: StorageError.self) {
+        try database.read { try $0.queryOne("SELECT name FROM items WHERE id = ?", 1) }
+      }
+      #expect(
+        try database.read { try $0.queryOne("SELECT name FROM items WHERE id = ?", 1)?.string(0) } == "one")
+    }
+  }
+
+  @Test func aServerThatDoesNotAnswerIsAnOpenError() {
+    #expect {
+      _ = try PostgresDatabase(
+        url: "postgresql://grocer:secret@127.0.0.1:1/nothing?connect_timeout=2", migrations: [],
+        logger: .discarding())
+    } throws: { error in
+      guard case .open(let path, _) = error as? StorageError else { return false }
+      return !path.contains("secret")
+    }
+  }
+}
+
+struct TestError: Error {}

@@ -1,0 +1,50 @@
+import Foundation
+import GrocerRuntime
+
+/// The local PostgreSQL the tests run against: found on 127.0.0.1:5432 (`GROCER_POSTGRES_PORT`)
+/// or started with `deploy/local/postgres.sh start`, which initialises `var/postgres` on first
+/// use. Each test gets a database of its own. Tests never stop the server: others share it.
+public enum TestPostgres {
+  public static let script = TestBroker.repositoryRoot.appendingPathComponent("deploy/local/postgres.sh").path
+
+  public struct Unavailable: Error, CustomStringConvertible {
+    public var output: String
+    public var description: String { "PostgreSQL is not reachable and could not be started: \(output)" }
+  }
+
+  private static let started: Result<Void, Unavailable> = Result { try run(["start"]) }.map { _ in () }
+    .mapError { $0 as? Unavailable ?? Unavailable(output: "\($0)") }
+
+  /// Makes sure the server runs; throws (failing the test) if it cannot.
+  public static func ensureRunning() throws {
+    try started.get()
+  }
+
+  /// Creates a new, empty database and returns its URL (`GROCER_DATABASE_URL`'s form).
+  public static func freshDatabase(_ prefix: String = "test") throws -> String {
+    try ensureRunning()
+    let name =
+      "\(prefix)_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+    try run(["createdb", name])
+    return try run(["url", name]).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// Drops a database `freshDatabase` made, closing whatever connections it still has.
+  public static func drop(_ url: String) {
+    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else { return }
+    _ = try? run(["dropdb", String(name)])
+  }
+
+  /// Runs SQL as the superuser against database `postgres` (e.g. to end other connections).
+  @discardableResult
+  public static func psql(_ sql: String) throws -> String {
+    try run(["psql", "-d", "postgres", "-Atc", sql])
+  }
+
+  @discardableResult
+  private static func run(_ arguments: [String]) throws -> String {
+    let outcome = try Subprocess.runBlocking(["/bin/bash", script] + arguments)
+    guard outcome.status == 0 else { throw Unavailable(output: outcome.output) }
+    return outcome.output
+  }
+}
