@@ -59,6 +59,11 @@ let package = Package(
     .target(
       name: "GrocerPostgres", dependencies: ["GrocerStorage", "GrocerCore", "GrocerRuntime", "CPostgres"],
       path: "Shared/GrocerPostgres"),
+    // Which engine a service's database is on (GROCER_DATABASE_URL), for composition roots.
+    .target(
+      name: "GrocerDatabase",
+      dependencies: ["GrocerStorage", "GrocerSQLite", "GrocerPostgres", "GrocerRuntime"],
+      path: "Shared/GrocerDatabase"),
     .target(
       name: "GrocerAuth", dependencies: ["GrocerCore", "GrocerRuntime", "COpenSSL"], path: "Shared/GrocerAuth"
     ),
@@ -179,7 +184,10 @@ let package = Package(
     // Tests: helpers shared by the test targets (the broker fixture, polling).
     .target(
       name: "GrocerTestSupport",
-      dependencies: ["GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerRuntime", "GrocerFastPath"],
+      dependencies: [
+        "GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerRuntime", "GrocerFastPath", "GrocerStorage",
+        "GrocerDatabase",
+      ],
       path: "Tests/GrocerTestSupport"),
     .testTarget(
       name: "GrocerPostgresTests",

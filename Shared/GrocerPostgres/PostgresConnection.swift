@@ -102,11 +102,11 @@ public final class PostgresConnection: SQLConnection {
     -> R
   {
     let handle = try open()
-    let statement = try prepared(sql, handle)
+    let values = bindings.map(\.sqlValue)
+    let statement = try prepared(sql, types: values.map(Self.type), handle)
     guard statement.parameters == bindings.count else {
       throw StorageError.misuse("`\(sql)` takes \(statement.parameters) bindings, got \(bindings.count)")
     }
-    let values = bindings.map(\.sqlValue)
     let result = try Self.withParameters(values) { pointers, lengths, formats in
       PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
     }
@@ -117,8 +117,12 @@ public final class PostgresConnection: SQLConnection {
     return try body(result)
   }
 
-  private func prepared(_ sql: String, _ handle: OpaquePointer) throws -> Prepared {
-    if let known = statements[sql] { return known }
+  /// The statement prepared for `sql` with these parameter types (one SQL text bound with an
+  /// integer once and a real number later is two prepared statements).
+  private func prepared(_ sql: String, types: [Oid], _ handle: OpaquePointer) throws -> Prepared {
+    let key =
+      types.contains(where: { $0 != 0 }) ? sql + "\u{0}" + types.map(String.init).joined(separator: ",") : sql
+    if let known = statements[key] { return known }
     if statements.count >= Self.statementCacheLimit {
       PQclear(PQexec(handle, "DEALLOCATE ALL"))
       statements = [:]
@@ -126,11 +130,16 @@ public final class PostgresConnection: SQLConnection {
     }
     let (text, count) = Placeholders.numbered(sql)
     let name = "g\(prepareCount)"
-    let result = PQprepare(handle, name, text, 0, nil)
+    // Types are only given for as many parameters as the text has (a wrong count is refused
+    // in `run`, with SQLite's message).
+    let given = Array(types.prefix(count))
+    let result = given.withUnsafeBufferPointer {
+      PQprepare(handle, name, text, Int32(given.count), $0.baseAddress)
+    }
     defer { PQclear(result) }
     try check(result, sql)
     let statement = Prepared(name: name, parameters: count)
-    statements[sql] = statement
+    statements[key] = statement
     prepareCount += 1
     return statement
   }
@@ -174,7 +183,7 @@ public final class PostgresConnection: SQLConnection {
   }
 
   /// The URL without its password, for error messages and logs.
-  static func redacted(_ url: String) -> String {
+  public static func redacted(_ url: String) -> String {
     guard var parts = URLComponents(string: url), parts.password != nil else { return url }
     parts.password = "…"
     return parts.string ?? url
@@ -227,6 +236,19 @@ public final class PostgresConnection: SQLConnection {
           body(pointerBuffer.baseAddress, lengthBuffer.baseAddress, formatBuffer.baseAddress)
         }
       }
+    }
+  }
+
+  /// The type a value is declared as when the statement is prepared: 64-bit integers, doubles
+  /// and bytes as themselves, so `SELECT ?` or `INSERT … SELECT ?, …` know them; text and NULL
+  /// are left to the server, which reads them as whatever the statement needs (a boolean, a
+  /// timestamp, a number written as text).
+  private static func type(_ value: SQLValue) -> Oid {
+    switch value {
+    case .integer: 20
+    case .real: 701
+    case .blob: 17
+    case .text, .null: 0
     }
   }
 

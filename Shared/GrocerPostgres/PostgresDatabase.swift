@@ -19,7 +19,7 @@ import Synchronization
 /// the URL, so its parameters (`sslmode`, `connect_timeout`, …) work as documented there.
 public final class PostgresDatabase: SQLDatabase {
   /// How many times a write that lost a conflict is run before its error is thrown.
-  public static let maximumAttempts = 8
+  public static let maximumAttempts = 20
 
   public let url: String
   private let logger: Logger
@@ -67,8 +67,9 @@ public final class PostgresDatabase: SQLDatabase {
       } catch let error as StorageError {
         guard case .busy = error, attempt < Self.maximumAttempts else { throw error }
         attempt += 1
-        // A short random pause, so the transactions that collided do not collide again.
-        usleep(UInt32.random(in: 200...(2_000 * UInt32(attempt))))
+        // A random pause that doubles with each attempt (at most 50 ms), so the transactions
+        // that collided do not collide again.
+        usleep(UInt32.random(in: 100...min(50_000, 500 << UInt32(attempt))))
       }
     }
   }

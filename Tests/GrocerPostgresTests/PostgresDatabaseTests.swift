@@ -70,18 +70,24 @@ import Testing
     #expect(tables == ["a"])
   }
 
+  /// Booleans bind as 0/1, as in SQLite: flags are INTEGER columns in both engines.
   @Test func valuesComeBackAsTheyWereBound() throws {
     let table = Migration(
       version: 1, name: "values",
-      sql: "CREATE TABLE v (i BIGINT, r DOUBLE PRECISION, t TEXT, b BYTEA, n TEXT, flag BOOLEAN)")
+      sql:
+        "CREATE TABLE v (i BIGINT, r DOUBLE PRECISION, t TEXT, b BYTEA, n TEXT, flag INTEGER, d DOUBLE PRECISION)"
+    )
     try withDatabase([table]) { database, _ in
       let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xff]
       let row = try database.write { db in
         try db.execute(
-          "INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", Int64.max, 1_790_000_000.125, "Brot / Bäckerei \"?\" 🥖",
-          bytes, String?.none, true)
+          "INSERT INTO v SELECT ?, ?, ?, ?, ?, ?, ?", Int64.max, 1_790_000_000.125, "Brot / Bäckerei \"?\" 🥖",
+          bytes, String?.none, true, 2)
         #expect(db.changes == 1)
-        return try #require(try db.queryOne("SELECT i, r, t, b, n, flag FROM v"))
+        // The same text bound with a real number where an integer was is prepared again.
+        try db.execute("UPDATE v SET d = ?", 2)
+        try db.execute("UPDATE v SET d = ?", 3.5)
+        return try #require(try db.queryOne("SELECT i, r, t, b, n, flag, d FROM v"))
       }
       #expect(try row.int64("i") == Int64.max)
       #expect(try row.double("r") == 1_790_000_000.125)
@@ -89,6 +95,7 @@ import Testing
       #expect(try row.value("b") == .blob(bytes))
       #expect(try row.isNull("n"))
       #expect(try row.bool("flag"))
+      #expect(try row.double("d") == 3.5)
     }
   }
 
