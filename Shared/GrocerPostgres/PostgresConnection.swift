@@ -13,7 +13,8 @@ public final class PostgresConnection: SQLConnection {
   static let statementCacheLimit = 256
 
   private var handle: OpaquePointer?
-  private var statements: [String: Prepared] = [:]
+  private var statements: [String: [Prepared]] = [:]
+  private var preparedTotal = 0
   private var columnsByName: [String: SQLRow.Columns] = [:]
   private var lastChanges = 0
   /// How many times SQL text was prepared (a cache miss); tests use it to see reuse.
@@ -22,6 +23,12 @@ public final class PostgresConnection: SQLConnection {
   private struct Prepared {
     var name: String
     var parameters: Int
+    /// The declared parameter types (0: the server's choice).
+    var types: [Oid]
+
+    func fits(_ given: [Oid]) -> Bool {
+      zip(types, given).allSatisfy { declared, value in value == 0 || declared == value }
+    }
   }
 
   init(url: String) throws(StorageError) {
@@ -41,6 +48,7 @@ public final class PostgresConnection: SQLConnection {
     if let handle { PQfinish(handle) }
     handle = nil
     statements = [:]
+    preparedTotal = 0
   }
 
   /// Whether the server side went away (the pool replaces such a connection).
@@ -117,16 +125,17 @@ public final class PostgresConnection: SQLConnection {
     return try body(result)
   }
 
-  /// The statement prepared for `sql` with these parameter types (one SQL text bound with an
-  /// integer once and a real number later is two prepared statements).
+  /// A statement prepared for `sql` whose declared types fit `types`: a NULL or text value
+  /// fits any declaration, a number or bytes only their own. One SQL text bound with an integer
+  /// once and a real number later is two prepared statements; one prepared while a value was
+  /// NULL is prepared again, fully typed, once that value is not (which then serves both).
   private func prepared(_ sql: String, types: [Oid], _ handle: OpaquePointer) throws -> Prepared {
-    let key =
-      types.contains(where: { $0 != 0 }) ? sql + "\u{0}" + types.map(String.init).joined(separator: ",") : sql
-    if let known = statements[key] { return known }
-    if statements.count >= Self.statementCacheLimit {
+    if let known = statements[sql]?.first(where: { $0.fits(types) }) { return known }
+    if preparedTotal >= Self.statementCacheLimit {
       PQclear(PQexec(handle, "DEALLOCATE ALL"))
       statements = [:]
       columnsByName = [:]
+      preparedTotal = 0
     }
     let (text, count) = Placeholders.numbered(sql)
     let name = "g\(prepareCount)"
@@ -138,8 +147,9 @@ public final class PostgresConnection: SQLConnection {
     }
     defer { PQclear(result) }
     try check(result, sql)
-    let statement = Prepared(name: name, parameters: count)
-    statements[key] = statement
+    let statement = Prepared(name: name, parameters: count, types: given)
+    statements[sql, default: []].insert(statement, at: 0)
+    preparedTotal += 1
     prepareCount += 1
     return statement
   }

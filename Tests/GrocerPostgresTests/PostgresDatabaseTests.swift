@@ -85,7 +85,10 @@ import Testing
           bytes, String?.none, true, 2)
         #expect(db.changes == 1)
         // The same text bound with a real number where an integer was is prepared again.
+        try db.execute("UPDATE v SET d = ?", Double?.none)
         try db.execute("UPDATE v SET d = ?", 2)
+        try db.execute("UPDATE v SET d = ?", 3.5)
+        try db.execute("UPDATE v SET d = ?", Double?.none)
         try db.execute("UPDATE v SET d = ?", 3.5)
         return try #require(try db.queryOne("SELECT i, r, t, b, n, flag, d FROM v"))
       }
