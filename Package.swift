@@ -154,7 +154,7 @@ let package = Package(
       name: "TrackingService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerDatabase", "GrocerAuth",
       ],
       path: "Services/TrackingService/Sources/TrackingService", resources: [.embedInCode("HTTP/openapi.json")]
     ),
@@ -275,7 +275,7 @@ let package = Package(
       name: "TrackingServiceTests",
       dependencies: [
         "TrackingService", "GrocerCore", "GrocerContracts", "GrocerHTTP", "GrocerAMQP", "GrocerRabbitMQ",
-        "GrocerStorage", "GrocerSQLite",
+        "GrocerStorage", "GrocerSQLite", "GrocerDatabase",
         "GrocerAuth", "GrocerTestSupport", "GrocerRuntime", "GrocerFastPath", "GrocerHTTPServer",
         "GrocerHTTPTesting",
       ],

@@ -49,3 +49,13 @@ public struct TestLocation: Sendable {
     }
   }
 }
+
+/// Removes a test's database when the fixture holding it is released (fixtures are structs
+/// without a deinit of their own). PostgreSQL's are dropped with their connections ended.
+public final class DatabaseCleanup: Sendable {
+  public let location: TestLocation
+
+  public init(_ location: TestLocation) { self.location = location }
+
+  deinit { location.remove() }
+}

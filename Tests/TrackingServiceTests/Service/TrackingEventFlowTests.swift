@@ -14,8 +14,11 @@ import Testing
 @Suite(.serialized) struct TrackingEventFlowTests {
   init() throws { try TestBroker.ensureRunning() }
 
-  @Test func anOrderConfirmedOnTheBrokerBecomesTrackingAndItsChangesGoOutInVersionOrder() async throws {
-    let fixture = try TrackingFixture()
+  @Test(arguments: TestEngine.allCases)
+  func anOrderConfirmedOnTheBrokerBecomesTrackingAndItsChangesGoOutInVersionOrder(_ engine: TestEngine)
+    async throws
+  {
+    let fixture = try TrackingFixture(engine: engine)
     // A queue of the test's own, bound like NotifyGateway's would be.
     let listener = uniqueName("tracking-listener")
     let received = Recorder<EventEnvelope>()

@@ -25,13 +25,21 @@ struct TrackingFixture {
   let clock: ManualClock
   let configuration: TrackingServiceConfiguration
 
-  init(clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))) throws {
+  /// Drops the PostgreSQL database (or deletes nothing) once the fixture is gone.
+  private let database: DatabaseCleanup
+
+  init(
+    engine: TestEngine = .sqlite, clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))
+  ) throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
+    let location = try engine.freshLocation("tracking")
+    database = DatabaseCleanup(location)
     var configuration = TrackingServiceConfiguration(
-      settings: Settings([
-        "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-tracking-\(unique)",
-        "GROCER_JWT_SECRET": Self.secret,
-      ]))
+      settings: Settings(
+        [
+          "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-tracking-\(unique)",
+          "GROCER_JWT_SECRET": Self.secret,
+        ].merging(location.environment) { $1 }))
     configuration.serviceName = "tracking-test-\(unique)"
     configuration.queueExpiry = 600
     configuration.finishedRetention = 600

@@ -3,15 +3,15 @@ import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import TrackingService
 
+/// The HTTP API in-process. The tests that walk an order through its life run on both engines.
 @Suite struct TrackingHTTPTests {
-  let fixture: TrackingFixture
-  init() throws { fixture = try TrackingFixture() }
-
   @Test func aConfirmedOrderStartsPlacedAtVersionOneWithAnETA() async throws {
+    let fixture = try TrackingFixture()
     try fixture.place("o1")
     let snapshot = try await fixture.tracking("o1")
     #expect(snapshot.version == 1)
@@ -36,7 +36,10 @@ import Testing
     #expect(try await fixture.tracking("o1").version == 1)
   }
 
-  @Test func theHappyPathBumpsTheVersionOnceForEachChange() async throws {
+  @Test(arguments: TestEngine.allCases) func theHappyPathBumpsTheVersionOnceForEachChange(
+    _ engine: TestEngine
+  ) async throws {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     #expect(await fixture.status("o1", #"{"status":"picking"}"#).status == 200)
     // A retried request changes nothing.
@@ -68,6 +71,7 @@ import Testing
   }
 
   @Test func illegalMovesAre409NamingBothStatesAndTerminalStaysTerminal() async throws {
+    let fixture = try TrackingFixture()
     try fixture.place("o1")
     let skip = await fixture.status("o1", #"{"status":"delivered"}"#)
     #expect(skip.status == 409)
@@ -88,6 +92,7 @@ import Testing
   }
 
   @Test func badBodiesAreRefused() async throws {
+    let fixture = try TrackingFixture()
     try fixture.place("o1")
     let cases: [(String, Int, String)] = [
       (#"{"status":"teleported"}"#, 422, "unknownStatus"),
@@ -107,7 +112,10 @@ import Testing
     #expect(try await fixture.tracking("o1").version == 1)
   }
 
-  @Test func riderFixesAreCheckedAndAnOlderOneIsIgnored() async throws {
+  @Test(arguments: TestEngine.allCases) func riderFixesAreCheckedAndAnOlderOneIsIgnored(_ engine: TestEngine)
+    async throws
+  {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     _ = await fixture.status("o1", #"{"status":"picking"}"#)
     _ = await fixture.status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
@@ -131,6 +139,7 @@ import Testing
   }
 
   @Test func whoMayDoWhat() async throws {
+    let fixture = try TrackingFixture()
     try fixture.place("o1")
     // A customer posting a status: 403. Staff of another hub, a rider not assigned: 404.
     #expect(await fixture.status("o1", #"{"status":"picking"}"#, as: fixture.customer).status == 403)
@@ -158,7 +167,10 @@ import Testing
     #expect(await fixture.client.get("/v1/orders/o1/tracking").status == 401)
   }
 
-  @Test func activeOrdersAreTheCustomersOwnUntilTheyAreLongFinished() async throws {
+  @Test(arguments: TestEngine.allCases) func activeOrdersAreTheCustomersOwnUntilTheyAreLongFinished(
+    _ engine: TestEngine
+  ) async throws {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     try fixture.place("o2")
     try fixture.place("o3", user: "u2")
@@ -174,7 +186,10 @@ import Testing
     #expect(try await active() == ["o1"], "finished more than the retention ago")
   }
 
-  @Test func aLiveActivityTokenIsTheOwnersAndReplacesTheOldOne() async throws {
+  @Test(arguments: TestEngine.allCases) func aLiveActivityTokenIsTheOwnersAndReplacesTheOldOne(
+    _ engine: TestEngine
+  ) async throws {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     func put(_ token: String, as headers: [String: String]? = nil) async -> HTTPResponse {
       await fixture.client.send(
@@ -205,7 +220,10 @@ import Testing
 
   /// Polls are answered from memory; after every kind of change (and a refused one) the answer
   /// is byte for byte what the database says.
-  @Test func pollsFromMemoryAlwaysMatchTheDatabase() async throws {
+  @Test(arguments: TestEngine.allCases) func pollsFromMemoryAlwaysMatchTheDatabase(_ engine: TestEngine)
+    async throws
+  {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     func check(_ step: String) async throws {
       let polled = await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.customer)
@@ -231,7 +249,10 @@ import Testing
     #expect(await fixture.client.get("/v1/orders/o1/tracking", headers: fixture.rider("r9")).status == 404)
   }
 
-  @Test func aLateRiderGetsAMovedRangeAndANewVersion() async throws {
+  @Test(arguments: TestEngine.allCases) func aLateRiderGetsAMovedRangeAndANewVersion(_ engine: TestEngine)
+    async throws
+  {
+    let fixture = try TrackingFixture(engine: engine)
     try fixture.place("o1")
     _ = await fixture.status("o1", #"{"status":"picking"}"#)
     _ = await fixture.status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)

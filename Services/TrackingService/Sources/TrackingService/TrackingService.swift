@@ -3,11 +3,11 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
+import GrocerDatabase
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// A wired TrackingService: its HTTP responder (for in-process tests) and the long-running parts
@@ -34,8 +34,10 @@ public func buildTrackingService(
   ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry(),
   eta: ETAModel = ETAModel()
 ) throws -> TrackingServiceApp {
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: TrackingSchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: TrackingSchema.migrations, logger: logger)
   let store = TrackingStore(database: database)
   let commands = TrackingCommands(
     store: store, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)

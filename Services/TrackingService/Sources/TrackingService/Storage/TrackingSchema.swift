@@ -36,6 +36,35 @@ package enum TrackingSchema {
         );
         CREATE INDEX tracking_by_user ON tracking(user_id, placed_at);
         CREATE INDEX tracking_running_late ON tracking(eta_latest) WHERE finished_at IS NULL;
+        """,
+      // PostgreSQL's REAL has 4 bytes (epoch seconds would lose minutes) and its INTEGER 4.
+      postgres: """
+        CREATE TABLE tracking (
+          order_id TEXT PRIMARY KEY,
+          user_id TEXT NOT NULL,
+          hub TEXT NOT NULL,
+          status TEXT NOT NULL,
+          note TEXT,
+          resume_stage TEXT,
+          rider_id TEXT,
+          rider_name TEXT,
+          fix_lat DOUBLE PRECISION,
+          fix_lng DOUBLE PRECISION,
+          fix_recorded_at DOUBLE PRECISION,
+          dest_lat DOUBLE PRECISION,
+          dest_lng DOUBLE PRECISION,
+          eta_earliest DOUBLE PRECISION,
+          eta_latest DOUBLE PRECISION,
+          version BIGINT NOT NULL,
+          generated_at DOUBLE PRECISION NOT NULL,
+          placed_at DOUBLE PRECISION NOT NULL,
+          stage_since DOUBLE PRECISION NOT NULL,
+          finished_at DOUBLE PRECISION,
+          la_token TEXT,
+          la_token_version BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE INDEX tracking_by_user ON tracking(user_id, placed_at);
+        CREATE INDEX tracking_running_late ON tracking(eta_latest) WHERE finished_at IS NULL;
         """)
   ]
 }

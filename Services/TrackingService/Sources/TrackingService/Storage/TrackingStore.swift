@@ -26,7 +26,7 @@ public final class TrackingStore: Sendable {
   public func active(user: String, finishedSince: Date) throws -> [TrackingRecord] {
     try database.read { db in
       try db.query(
-        "SELECT \(Self.columns) FROM tracking WHERE user_id = ? AND (finished_at IS NULL OR finished_at >= ?) ORDER BY placed_at",
+        "SELECT \(Self.columns) FROM tracking WHERE user_id = ? AND (finished_at IS NULL OR finished_at >= ?) ORDER BY placed_at, order_id",
         user, finishedSince.timeIntervalSince1970
       ).map(Self.record(from:))
     }
