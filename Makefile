@@ -10,6 +10,10 @@ CONFIGURATION ?= release
 BIN_DIR ?= $(CURDIR)/.build/$(CONFIGURATION)
 DEPLOY := deploy/local
 RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
+# Where the services keep their data: sqlite (files under var/data, the default) or postgres
+# (a local PostgreSQL under var/postgres, one database per service): `make run DB=postgres`.
+DB ?= sqlite
+export GROCER_DB := $(DB)
 SOURCES := Package.swift Shared Services Tools Tests Benchmarks
 
 # If swift is not on PATH, use the toolchain at /opt/swift (fresh machines of our kind).
@@ -22,7 +26,8 @@ endif
 
 help:
 	@echo "make run         install what is missing, build, start RabbitMQ, the five services and the nginx gateway"
-	@echo "make down        stop the gateway, the services and RabbitMQ"
+	@echo "make run DB=postgres  the same with every service on a local PostgreSQL (var/postgres)"
+	@echo "make down        stop the gateway, the services, RabbitMQ and PostgreSQL"
 	@echo "make status      what is running"
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
 	@echo "make bench       run the benchmarks in Benchmarks/"

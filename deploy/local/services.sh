@@ -14,6 +14,29 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 READY_TIMEOUT="${GROCER_READY_TIMEOUT:-60}"
 
+# GROCER_DB=postgres (`make run DB=postgres`) puts every service's data in a database of its own,
+# grocer_<folder>, on the local PostgreSQL (deploy/local/postgres.sh); SQLite files otherwise.
+DB_ENGINE="${GROCER_DB:-sqlite}"
+case "$DB_ENGINE" in
+  sqlite | postgres) ;;
+  *) die "GROCER_DB must be sqlite or postgres, not $DB_ENGINE" ;;
+esac
+POSTGRES_SCRIPT="$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
+
+# Sets GROCER_DATABASE_URL for the service with data folder $1 (creating its database), or
+# clears it for SQLite.
+database_for() {
+  local folder=$1
+  if [[ "$DB_ENGINE" == postgres ]]; then
+    bash "$POSTGRES_SCRIPT" start
+    bash "$POSTGRES_SCRIPT" createdb "grocer_$folder"
+    GROCER_DATABASE_URL="$(bash "$POSTGRES_SCRIPT" url "grocer_$folder")"
+    export GROCER_DATABASE_URL
+  else
+    unset GROCER_DATABASE_URL
+  fi
+}
+
 # Runs "${@:3}" with the environment of a service on port $1 with data folder $2.
 with_service_env() {
   local port=$1 folder=$2
@@ -33,19 +56,22 @@ start_one() {
     if port_answers "$port"; then
       die "port $port is taken by another process; cannot start $name (stop it or set its port)"
     fi
+    database_for "$folder"
     if [[ "$setup" != - ]]; then
+      # One marker per engine: the demo data of one is not in the other.
       local marker="$DATA_DIR/$folder/.setup-$setup.done"
+      [[ "$DB_ENGINE" == sqlite ]] || marker="$DATA_DIR/$folder/.setup-$setup-$DB_ENGINE.done"
       if [[ ! -e "$marker" ]]; then
-        log "$name $setup (once, into $DATA_DIR/$folder)"
+        log "$name $setup (once, into ${GROCER_DATABASE_URL:-$DATA_DIR/$folder})"
         if ! with_service_env "$port" "$folder" "$bin" "$setup" >>"$logfile" 2>&1 </dev/null; then
           tail -n 30 "$logfile" >&2
           die "$name $setup failed; see $logfile"
         fi
-        # Only a set-up that left something in the data dir counts as done.
-        if [[ -n "$(ls -A "$DATA_DIR/$folder")" ]]; then touch "$marker"; fi
+        # Only a set-up that left something in the data dir (or ran against a server) counts as done.
+        if [[ "$DB_ENGINE" != sqlite || -n "$(ls -A "$DATA_DIR/$folder")" ]]; then touch "$marker"; fi
       fi
     fi
-    log "starting $name on 127.0.0.1:$port (log $logfile)"
+    log "starting $name on 127.0.0.1:$port (${GROCER_DATABASE_URL:-SQLite}, log $logfile)"
     echo "--- $(date -u +%FT%TZ) start" >>"$logfile"
     # A plain command (not a function) so that $! is the service's own pid.
     GROCER_HTTP_PORT="$port" GROCER_DATA_DIR="$DATA_DIR/$folder" nohup "$bin" >>"$logfile" 2>&1 </dev/null &
