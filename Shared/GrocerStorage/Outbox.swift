@@ -56,12 +56,25 @@ public enum Outbox {
     }
   }
 
-  /// Removes rows `first...last` once they are confirmed. Returns how many were removed.
+  /// Removes the rows at `seqs` (ascending) once they are confirmed. Returns how many were removed.
+  ///
+  /// Exactly those rows: with concurrent writers (PostgreSQL, several replicas) a transaction
+  /// that took a lower `seq` can commit after a batch was read, into a gap of that batch, and a
+  /// range would delete it unpublished. A batch without gaps has no room for one, so it goes as
+  /// one range (what a single SQLite writer always produces).
   @discardableResult
-  public static func remove(from first: Int64, through last: Int64, in connection: any SQLConnection) throws
-    -> Int
-  {
-    try connection.execute("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", first, last)
-    return connection.changes
+  public static func remove(_ seqs: [Int64], in connection: any SQLConnection) throws -> Int {
+    guard let first = seqs.first, let last = seqs.last else { return 0 }
+    if last - first + 1 == Int64(seqs.count) {
+      try connection.execute("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", first, last)
+      return connection.changes
+    }
+    var removed = 0
+    for chunk in stride(from: 0, to: seqs.count, by: 500).map({ seqs[$0..<min($0 + 500, seqs.count)] }) {
+      let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+      try connection.execute("DELETE FROM outbox WHERE seq IN (\(placeholders))", bindings: Array(chunk))
+      removed += connection.changes
+    }
+    return removed
   }
 }

@@ -119,7 +119,6 @@ public final class OutboxRelay: LifecycleService {
   private struct InFlight {
     var entries: [Outbox.Entry]
     var publish: Task<Void, any Error>
-    var first: Int64 { entries.first?.seq ?? 0 }
     var last: Int64 { entries.last?.seq ?? 0 }
   }
 
@@ -164,6 +163,9 @@ public final class OutboxRelay: LifecycleService {
         }
       }
       guard !inFlight.isEmpty else {
+        // Everything read was removed: the next read starts from the oldest row again, so a
+        // row that committed late below the cursor (concurrent writers) is not passed over.
+        cursor = 0
         backlogGauge.set(0)
         await signal.wait(timeout: idlePoll)
         continue
@@ -202,8 +204,8 @@ public final class OutboxRelay: LifecycleService {
       return false
     }
     do {
-      let (first, last) = (batch.first, batch.last)
-      _ = try await database.writeAsync { try Outbox.remove(from: first, through: last, in: $0) }
+      let seqs = batch.entries.map(\.seq)
+      _ = try await database.writeAsync { try Outbox.remove(seqs, in: $0) }
     } catch {
       // Published but not removed: the next pass publishes these again (consumers dedupe).
       logger.error("outbox delete failed after publish", ["error": "\(error)"])

@@ -200,7 +200,7 @@ import Testing
       #expect(pending.map(\.message.messageID) == ["m1", "m2", "m3"])
       #expect(pending.map(\.message.body) == messages.map(\.body))
       let removed = try database.write {
-        try Outbox.remove(from: pending[0].seq, through: pending[1].seq, in: $0)
+        try Outbox.remove([pending[0].seq, pending[1].seq], in: $0)
       }
       #expect(removed == 2)
       #expect(try database.read { try Outbox.backlog(in: $0) } == 1)

@@ -66,6 +66,39 @@ import Testing
     #expect(rendered.contains("events_published_total{type=\"stock.changed\"} 25"))
   }
 
+  /// With concurrent writers a transaction holding a lower `seq` can commit after a batch
+  /// around it was read (PostgreSQL, several replicas). Here row 2 commits while the batch of
+  /// rows 1 and 3 is at the publisher: removing that batch must not delete it, and the relay
+  /// must go back for it although its cursor has passed it.
+  @Test func aRowThatCommitsLateIntoABatchsGapIsPublishedNotDeleted() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.stockTable])
+    for number in 1...3 { try Self.changeStock(database, number) }
+    let late = try #require(try database.read { try Outbox.pending(limit: 10, in: $0) }.first { $0.seq == 2 })
+    try database.write { try $0.execute("DELETE FROM outbox WHERE seq = 2") }
+    let publisher = LateCommitPublisher {
+      try database.write { db in
+        let m = late.message
+        try db.execute(
+          """
+          INSERT INTO outbox (seq, message_id, exchange, routing_key, type, correlation_id, timestamp, body)
+          VALUES (2, ?, ?, ?, ?, ?, ?, ?)
+          """, m.messageID, m.exchange, m.routingKey, m.type, m.correlationID,
+          m.timestamp.timeIntervalSince1970,
+          m.body)
+      }
+    }
+    let relay = OutboxRelay(
+      database: database, publisher: publisher, batchSize: 10, logger: .discarding(),
+      metrics: MetricsRegistry())
+    try await relay.start()
+    #expect(await eventually { publisher.published.count == 3 })
+    await relay.shutdown()
+    #expect(publisher.published.map(\.messageID).sorted() == ["msg-1", "msg-2", "msg-3"])
+    #expect(try database.read { try Outbox.backlog(in: $0) } == 0)
+  }
+
   @Test func aFailingPublisherIsRetriedUntilEveryMessageIsPublished() async throws {
     let temp = TemporaryDatabase()
     defer { temp.remove() }

@@ -111,3 +111,23 @@ func runOnThreads(_ bodies: [@Sendable () -> Void]) {
   }
   group.wait()
 }
+
+/// Records what it publishes; runs `duringFirst` while the first batch is at the "broker" (a
+/// commit of another writer landing then).
+final class LateCommitPublisher: ConfirmedPublisher {
+  private let duringFirst: @Sendable () throws -> Void
+  private let state = Mutex<(published: [OutgoingMessage], calls: Int)>(([], 0))
+
+  init(duringFirst: @escaping @Sendable () throws -> Void) { self.duringFirst = duringFirst }
+
+  var published: [OutgoingMessage] { state.withLock { $0.published } }
+
+  func publish(_ messages: [OutgoingMessage]) async throws {
+    let first = state.withLock { state -> Bool in
+      state.calls += 1
+      return state.calls == 1
+    }
+    if first { try duringFirst() }
+    state.withLock { $0.published.append(contentsOf: messages) }
+  }
+}
