@@ -98,6 +98,24 @@ public final class PostgresConnection: SQLConnection {
     try check(result, sql)
   }
 
+  /// Waits up to `timeoutMilliseconds` for notifications of a channel this connection LISTENs
+  /// to; returns how many arrived (0 on a timeout). Throws when the connection broke.
+  func awaitNotifications(timeoutMilliseconds: Int32) throws -> Int {
+    let handle = try open()
+    var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+    guard descriptor.fd >= 0 else { throw StorageError.closed }
+    _ = poll(&descriptor, 1, timeoutMilliseconds)
+    guard PQconsumeInput(handle) == 1 else {
+      throw StorageError.engine(code: 0, message: Self.message(of: handle), sql: nil)
+    }
+    var count = 0
+    while let notification = PQnotifies(handle) {
+      PQfreemem(notification)
+      count += 1
+    }
+    return count
+  }
+
   // MARK: - Internals
 
   private func open() throws(StorageError) -> OpaquePointer {

@@ -108,8 +108,49 @@ public final class PostgresDatabase: SQLDatabase {
     queue.async { completion(Result { try body() }) }
   }
 
+  /// Calls `observer` after every write this process commits, and whenever any process (another
+  /// replica) commits rows into the outbox: a trigger notifies channel `grocer_outbox`, and a
+  /// connection of its own listens for it from the first observer on. So a relay holding the
+  /// lease wakes for the events every replica writes, not at its next idle poll.
   public func onCommit(_ observer: @escaping @Sendable () -> Void) {
-    commitObservers.withLock { $0.append(observer) }
+    let first = commitObservers.withLock { observers in
+      observers.append(observer)
+      return observers.count == 1
+    }
+    if first { startListening() }
+  }
+
+  private func startListening() {
+    let thread = Thread { [weak self] in self?.listen() }
+    thread.name = "grocer.postgres.listen"
+    thread.start()
+  }
+
+  /// The listening loop: wakes the observers on each notification; after a lost connection it
+  /// reconnects (a second later) and wakes them once, for whatever was missed meanwhile.
+  private func listen() {
+    var connection: PostgresConnection?
+    while !closed.load(ordering: .acquiring) {
+      do {
+        if connection == nil {
+          let fresh = try PostgresConnection(url: url)
+          try fresh.executeScript("LISTEN grocer_outbox")
+          connection = fresh
+          wakeObservers()
+        }
+        if try connection!.awaitNotifications(timeoutMilliseconds: 250) > 0 { wakeObservers() }
+      } catch {
+        connection?.close()
+        connection = nil
+        logger.warning("outbox notifications lost; listening again", ["error": "\(error)"])
+        Thread.sleep(forTimeInterval: 1)
+      }
+    }
+    connection?.close()
+  }
+
+  private func wakeObservers() {
+    for observer in commitObservers.withLock({ $0 }) { observer() }
   }
 
   public func schemaVersion() throws -> Int {
@@ -193,7 +234,8 @@ public final class PostgresDatabase: SQLDatabase {
 }
 
 /// The tables every service gets, in PostgreSQL's dialect (SQLite's are in GrocerSQLite): the
-/// outbox, its relay lease, the inbox, and the record of applied migrations.
+/// outbox (with the trigger that tells listeners of new rows), its relay lease, the inbox, and
+/// the record of applied migrations.
 enum FrameworkSchema {
   static let sql = """
     CREATE TABLE IF NOT EXISTS grocer_schema (
@@ -219,6 +261,13 @@ enum FrameworkSchema {
       PRIMARY KEY (consumer, message_id)
     );
     CREATE INDEX IF NOT EXISTS inbox_processed_at ON inbox (processed_at);
+    CREATE OR REPLACE FUNCTION grocer_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('grocer_outbox', '');
+      RETURN NULL;
+    END $$;
+    CREATE OR REPLACE TRIGGER outbox_notify AFTER INSERT ON outbox
+      FOR EACH STATEMENT EXECUTE FUNCTION grocer_outbox_notify();
     CREATE TABLE IF NOT EXISTS outbox_lease (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       owner TEXT NOT NULL,

@@ -184,7 +184,8 @@ import Testing
       try await group.waitForAll()
     }
     #expect(try database.read { try $0.queryOne("SELECT value FROM counters")?.int(0) } == 150)
-    #expect(commits.load(ordering: .relaxed) == 150)
+    // One wake per commit, and one when the listener for other replicas' outbox rows started.
+    #expect(await eventually { commits.load(ordering: .relaxed) == 151 })
   }
 
   @Test func theOutboxAndInboxWorkOnPostgres() throws {
@@ -208,6 +209,35 @@ import Testing
       #expect(try database.write { try Inbox.claim(messageID: "m1", consumer: "c", at: now, in: $0) })
       #expect(try !database.write { try Inbox.claim(messageID: "m1", consumer: "c", at: now, in: $0) })
       #expect(try database.read { try Inbox.contains(messageID: "m1", consumer: "c", in: $0) })
+    }
+  }
+
+  /// Two replicas on one database: the one whose relay waits is woken by the outbox rows the
+  /// other commits (LISTEN/NOTIFY), not by its own idle poll; other writes do not wake it.
+  @Test func outboxRowsOfAnotherReplicaWakeTheCommitObservers() async throws {
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    defer {
+      replicaA.close()
+      replicaB.close()
+    }
+    do {
+      let woken = Atomic<Int>(0)
+      replicaB.onCommit { woken.add(1, ordering: .relaxed) }
+      // The listener wakes once when it starts listening (for what came before).
+      #expect(await eventually { woken.load(ordering: .relaxed) == 1 })
+      try replicaA.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
+      try await Task.sleep(for: .milliseconds(400))
+      #expect(woken.load(ordering: .relaxed) == 1, "a write without outbox rows")
+      try replicaA.write { db in
+        try Outbox.append(
+          OutgoingMessage(
+            messageID: "m1", routingKey: "k", type: "t", body: Data("{}".utf8), timestamp: Date(),
+            correlationID: nil), in: db)
+      }
+      #expect(await eventually(timeout: .seconds(3)) { woken.load(ordering: .relaxed) == 2 })
     }
   }
 
