@@ -11,6 +11,12 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomStringConvertible 
 
   public var description: String { rawValue }
 
+  /// The engine of the tests that run on one: `GROCER_DB` (`make test DB=postgres` runs the
+  /// whole suite on PostgreSQL), SQLite by default.
+  public static var selected: TestEngine {
+    ProcessInfo.processInfo.environment["GROCER_DB"].flatMap(TestEngine.init(rawValue:)) ?? .sqlite
+  }
+
   /// A new, empty database of this engine: a SQLite file in a temporary folder, or a fresh
   /// database on the local PostgreSQL (started if needed).
   public func freshLocation(_ prefix: String = "test") throws -> TestLocation {

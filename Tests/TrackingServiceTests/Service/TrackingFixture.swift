@@ -29,7 +29,7 @@ struct TrackingFixture {
   private let database: DatabaseCleanup
 
   init(
-    engine: TestEngine = .sqlite, clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))
+    engine: TestEngine = .selected, clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))
   ) throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
     let location = try engine.freshLocation("tracking")
