@@ -14,6 +14,9 @@ RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
 # (a local PostgreSQL under var/postgres, one database per service): `make run DB=postgres`.
 DB ?= sqlite
 export GROCER_DB := $(DB)
+# Processes per service behind the gateway (more than one needs DB=postgres).
+REPLICAS ?= 1
+export GROCER_REPLICAS := $(REPLICAS)
 SOURCES := Package.swift Shared Services Tools Tests Benchmarks
 
 # If swift is not on PATH, use the toolchain at /opt/swift (fresh machines of our kind).
@@ -27,6 +30,7 @@ endif
 help:
 	@echo "make run         install what is missing, build, start RabbitMQ, the five services and the nginx gateway"
 	@echo "make run DB=postgres  the same with every service on a local PostgreSQL (var/postgres)"
+	@echo "make run DB=postgres REPLICAS=2  two processes of every service behind the gateway"
 	@echo "make down        stop the gateway, the services, RabbitMQ and PostgreSQL"
 	@echo "make status      what is running"
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"

@@ -26,12 +26,26 @@ CONF="$PREFIX/conf/gateway.conf"
 PIDFILE="$PREFIX/run/nginx.pid"
 NGINX=(nginx -p "$PREFIX/" -c "$CONF" -e logs/error.log)
 
+# The upstream servers of a service whose first replica listens on $1: one per replica. A lone
+# server is never marked down (max_fails=0: it would 503 for fail_timeout after a restart).
+servers() {
+  local k line=""
+  if ((REPLICAS == 1)); then echo "server 127.0.0.1:$1 max_fails=0;"; return; fi
+  for ((k = 1; k <= REPLICAS; k++)); do
+    line+="server 127.0.0.1:$(replica_port "$1" "$k") max_fails=1 fail_timeout=5s; "
+  done
+  echo "$line"
+}
+
 render() {
   command -v nginx >/dev/null || die "nginx is not installed (make deps)"
   mkdir -p "$PREFIX/conf" "$PREFIX/logs" "$PREFIX/run" "$PREFIX/tmp"
-  sed -e "s/@GATEWAY_PORT@/$GATEWAY_PORT/g" -e "s/@STOCK_PORT@/$STOCK_PORT/g" \
-    -e "s/@CART_PORT@/$CART_PORT/g" -e "s/@ORDER_PORT@/$ORDER_PORT/g" \
-    -e "s/@TRACKING_PORT@/$TRACKING_PORT/g" -e "s/@NOTIFY_PORT@/$NOTIFY_PORT/g" \
+  local next_upstream=off
+  ((REPLICAS == 1)) || next_upstream="error timeout"
+  sed -e "s/@GATEWAY_PORT@/$GATEWAY_PORT/g" -e "s/@STOCK_SERVERS@/$(servers "$STOCK_PORT")/g" \
+    -e "s/@CART_SERVERS@/$(servers "$CART_PORT")/g" -e "s/@ORDER_SERVERS@/$(servers "$ORDER_PORT")/g" \
+    -e "s/@TRACKING_SERVERS@/$(servers "$TRACKING_PORT")/g" -e "s/@NOTIFY_SERVERS@/$(servers "$NOTIFY_PORT")/g" \
+    -e "s/@NEXT_UPSTREAM@/$next_upstream/g" \
     -e "s/@RATE_LIMIT@/$RATE_LIMIT/g" -e "s/@RATE_BURST@/$RATE_BURST/g" \
     -e "s/@ANONYMOUS_RATE_LIMIT@/$ANONYMOUS_RATE_LIMIT/g" -e "s/@ANONYMOUS_RATE_BURST@/$ANONYMOUS_RATE_BURST/g" \
     "$GROCER_ROOT/deploy/local/nginx-gateway.conf" >"$CONF.new"

@@ -42,6 +42,18 @@ SERVICES=(
 log() { echo "${LOG_PREFIX:-grocer}: $*" >&2; }
 die() { log "$*"; exit 1; }
 
+# Processes per service (`make run DB=postgres REPLICAS=2`): replica k listens on the service's
+# port + 100 × (k − 1) (8081, 8181, …) and is GROCER_REPLICA_ID=<name>-<k>; the gateway spreads
+# requests over them. More than one needs DB=postgres: SQLite keeps a service on one host.
+REPLICAS="${GROCER_REPLICAS:-1}"
+[[ "$REPLICAS" =~ ^[1-9]$ ]] || die "GROCER_REPLICAS must be 1 to 9 (got '$REPLICAS')"
+if ((REPLICAS > 1)) && [[ "${GROCER_DB:-sqlite}" != postgres ]]; then
+  die "REPLICAS=$REPLICAS needs DB=postgres (every replica of a service shares its database)"
+fi
+
+# The port of replica $2 (1-based) of a service whose first replica listens on $1.
+replica_port() { echo $(($1 + 100 * ($2 - 1))); }
+
 # True if something accepts TCP connections on 127.0.0.1:$1.
 port_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 

@@ -44,37 +44,51 @@ with_service_env() {
   GROCER_HTTP_PORT="$port" GROCER_DATA_DIR="$DATA_DIR/$folder" "$@"
 }
 
+# The file stem of replica $2 of service $1: the first keeps the plain name (var/log/<name>.log).
+replica_stem() { if (($2 == 1)); then echo "$1"; else echo "$1-$2"; fi; }
+
 start_one() {
   local name=$1 port=$2 folder=$3 setup=$4
-  local bin="$BIN_DIR/$name" pidfile="$RUN_DIR/$name.pid" logfile="$LOG_DIR/$name.log" pid
+  local bin="$BIN_DIR/$name" logfile="$LOG_DIR/$name.log" k
   [[ -x "$bin" ]] || die "$bin is missing: build first (make build)"
   mkdir -p "$LOG_DIR" "$RUN_DIR" "$DATA_DIR/$folder"
+  database_for "$folder"
 
+  if [[ "$setup" != - ]] && ! live_pid "$RUN_DIR/$name.pid" "$name" >/dev/null; then
+    # One marker per engine: the demo data of one is not in the other.
+    local marker="$DATA_DIR/$folder/.setup-$setup.done"
+    [[ "$DB_ENGINE" == sqlite ]] || marker="$DATA_DIR/$folder/.setup-$setup-$DB_ENGINE.done"
+    if [[ ! -e "$marker" ]]; then
+      log "$name $setup (once, into ${GROCER_DATABASE_URL:-$DATA_DIR/$folder})"
+      if ! with_service_env "$port" "$folder" "$bin" "$setup" >>"$logfile" 2>&1 </dev/null; then
+        tail -n 30 "$logfile" >&2
+        die "$name $setup failed; see $logfile"
+      fi
+      # Only a set-up that left something in the data dir (or ran against a server) counts as done.
+      if [[ "$DB_ENGINE" != sqlite || -n "$(ls -A "$DATA_DIR/$folder")" ]]; then touch "$marker"; fi
+    fi
+  fi
+  for ((k = 1; k <= REPLICAS; k++)); do
+    start_replica "$name" "$(replica_port "$port" "$k")" "$folder" "$k"
+  done
+}
+
+# Starts replica $4 of service $1 on port $2 (idempotent) and waits until it is ready.
+start_replica() {
+  local name=$1 port=$2 folder=$3 k=$4 stem pid
+  stem="$(replica_stem "$name" "$k")"
+  local bin="$BIN_DIR/$name" pidfile="$RUN_DIR/$stem.pid" logfile="$LOG_DIR/$stem.log"
   if pid="$(live_pid "$pidfile" "$name")"; then
-    log "$name already running (pid $pid)"
+    log "$stem already running (pid $pid)"
   else
     if port_answers "$port"; then
-      die "port $port is taken by another process; cannot start $name (stop it or set its port)"
+      die "port $port is taken by another process; cannot start $stem (stop it or set its port)"
     fi
-    database_for "$folder"
-    if [[ "$setup" != - ]]; then
-      # One marker per engine: the demo data of one is not in the other.
-      local marker="$DATA_DIR/$folder/.setup-$setup.done"
-      [[ "$DB_ENGINE" == sqlite ]] || marker="$DATA_DIR/$folder/.setup-$setup-$DB_ENGINE.done"
-      if [[ ! -e "$marker" ]]; then
-        log "$name $setup (once, into ${GROCER_DATABASE_URL:-$DATA_DIR/$folder})"
-        if ! with_service_env "$port" "$folder" "$bin" "$setup" >>"$logfile" 2>&1 </dev/null; then
-          tail -n 30 "$logfile" >&2
-          die "$name $setup failed; see $logfile"
-        fi
-        # Only a set-up that left something in the data dir (or ran against a server) counts as done.
-        if [[ "$DB_ENGINE" != sqlite || -n "$(ls -A "$DATA_DIR/$folder")" ]]; then touch "$marker"; fi
-      fi
-    fi
-    log "starting $name on 127.0.0.1:$port (${GROCER_DATABASE_URL:-SQLite}, log $logfile)"
+    log "starting $stem on 127.0.0.1:$port (${GROCER_DATABASE_URL:-SQLite}, log $logfile)"
     echo "--- $(date -u +%FT%TZ) start" >>"$logfile"
     # A plain command (not a function) so that $! is the service's own pid.
-    GROCER_HTTP_PORT="$port" GROCER_DATA_DIR="$DATA_DIR/$folder" nohup "$bin" >>"$logfile" 2>&1 </dev/null &
+    GROCER_HTTP_PORT="$port" GROCER_DATA_DIR="$DATA_DIR/$folder" GROCER_REPLICA_ID="$stem" \
+      nohup "$bin" >>"$logfile" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$pidfile"
   fi
@@ -84,36 +98,46 @@ start_one() {
     tail -n 30 "$logfile" >&2
     if alive "$pid"; then terminate "$pid" 15; fi
     rm -f "$pidfile"
-    die "$name did not become ready"
+    die "$stem did not become ready"
   fi
-  log "$name ready: http://127.0.0.1:$port"
+  log "$stem ready: http://127.0.0.1:$port"
 }
 
+# Stops every replica of service $1 that runs, whatever REPLICAS is now (the last one first).
 stop_one() {
-  local name=$1 pidfile="$RUN_DIR/$1.pid" pid
-  if pid="$(live_pid "$pidfile" "$name")"; then
-    log "stopping $name (pid $pid)"
-    terminate "$pid" 15
-  else
-    log "$name not running"
-  fi
-  rm -f "$pidfile"
+  local name=$1 k stem pidfile pid
+  for ((k = 9; k >= 1; k--)); do
+    stem="$(replica_stem "$name" "$k")"
+    pidfile="$RUN_DIR/$stem.pid"
+    if pid="$(live_pid "$pidfile" "$name")"; then
+      log "stopping $stem (pid $pid)"
+      terminate "$pid" 15
+    elif ((k == 1)); then
+      log "$name not running"
+    fi
+    rm -f "$pidfile"
+  done
 }
 
 status_one() {
-  local name=$1 port=$2 pid
-  if pid="$(live_pid "$RUN_DIR/$name.pid" "$name")"; then
-    if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
-      "http://127.0.0.1:$port/health/ready" 2>/dev/null)" == 200 ]]; then
-      echo "$name: ready (pid $pid, http://127.0.0.1:$port)"
+  local name=$1 port=$2 k stem pid rc=0 replica_port_k
+  for ((k = 1; k <= REPLICAS; k++)); do
+    stem="$(replica_stem "$name" "$k")"
+    replica_port_k="$(replica_port "$port" "$k")"
+    if pid="$(live_pid "$RUN_DIR/$stem.pid" "$name")"; then
+      if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
+        "http://127.0.0.1:$replica_port_k/health/ready" 2>/dev/null)" == 200 ]]; then
+        echo "$stem: ready (pid $pid, http://127.0.0.1:$replica_port_k)"
+      else
+        echo "$stem: running but not ready (pid $pid, http://127.0.0.1:$replica_port_k)"
+        rc=1
+      fi
     else
-      echo "$name: running but not ready (pid $pid, http://127.0.0.1:$port)"
-      return 1
+      echo "$stem: stopped"
+      rc=1
     fi
-  else
-    echo "$name: stopped"
-    return 1
-  fi
+  done
+  return "$rc"
 }
 
 # Prints the table lines of the named services (all when none is named), in table order.
