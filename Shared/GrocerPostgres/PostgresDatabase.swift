@@ -22,6 +22,7 @@ public final class PostgresDatabase: SQLDatabase {
   public static let maximumAttempts = 20
 
   public let url: String
+  public var mayHaveOtherWriters: Bool { true }
   private let logger: Logger
   private let idle: Mutex<[ConnectionSlot]>
   private let permits: DispatchSemaphore

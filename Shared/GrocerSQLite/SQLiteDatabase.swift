@@ -29,6 +29,7 @@ public final class SQLiteDatabase: SQLDatabase {
   static let busyTimeoutMilliseconds: Int32 = 5_000
 
   public let path: String
+  public var mayHaveOtherWriters: Bool { false }
   private let logger: Logger
   private let writer: ConnectionSlot
   private let writerLock = NSRecursiveLock()

@@ -40,6 +40,11 @@ extension SQLConnection {
 /// `write` and `read` block the calling thread; from async code use `writeAsync`, `readAsync`
 /// or `onWriterQueue`, which keep the cooperative pool free. A `write` inside a `write` throws.
 public protocol SQLDatabase: AnyObject, Sendable {
+  /// Whether other processes (a service's replicas) may write this database, so that what one
+  /// process remembers of it can go stale without it seeing the write. SQLite: no (a service
+  /// runs as one process on its file); PostgreSQL: yes.
+  var mayHaveOtherWriters: Bool { get }
+
   /// Runs `body` in a write transaction serialized with every other write; an error thrown
   /// rolls it back and is rethrown. Inside a batch (`onWriterQueue`) it is the batch's savepoint.
   func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T

@@ -25,15 +25,17 @@ struct TrackingFixture {
   let clock: ManualClock
   let configuration: TrackingServiceConfiguration
 
-  /// Drops the PostgreSQL database (or deletes nothing) once the fixture is gone.
-  private let database: DatabaseCleanup
+  /// Drops the PostgreSQL database (or deletes nothing) once the fixture is gone, unless the
+  /// test gave the location (replicas sharing one database).
+  private let database: DatabaseCleanup?
 
   init(
-    engine: TestEngine = .selected, clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))
+    engine: TestEngine = .selected, sharing shared: TestLocation? = nil,
+    clock: ManualClock = ManualClock(Date(timeIntervalSince1970: 1_789_999_980))
   ) throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
-    let location = try engine.freshLocation("tracking")
-    database = DatabaseCleanup(location)
+    let location = try shared ?? engine.freshLocation("tracking")
+    database = shared == nil ? DatabaseCleanup(location) : nil
     var configuration = TrackingServiceConfiguration(
       settings: Settings(
         [

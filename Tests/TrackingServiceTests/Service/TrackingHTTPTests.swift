@@ -218,6 +218,21 @@ import Testing
     #expect(try tokens.first?.payload(as: LiveActivityToken.self).userId == "u1")
   }
 
+  /// Two replicas on one PostgreSQL database: a change through one is what the other answers
+  /// next, although it had answered (and remembered) the order before.
+  @Test func aReplicaAnswersTheOtherReplicasChangeAtOnce() async throws {
+    let location = try TestEngine.postgres.freshLocation("tracking")
+    defer { location.remove() }
+    let replicaA = try TrackingFixture(sharing: location)
+    let replicaB = try TrackingFixture(sharing: location, clock: replicaA.clock)
+    try replicaA.place("o1")
+    #expect(try await replicaB.tracking("o1").version == 1)
+    #expect(await replicaA.status("o1", #"{"status":"picking"}"#).status == 200)
+    let seen = try await replicaB.tracking("o1")
+    #expect(seen.version == 2)
+    #expect(seen.status == .picking)
+  }
+
   /// Polls are answered from memory; after every kind of change (and a refused one) the answer
   /// is byte for byte what the database says.
   @Test(arguments: TestEngine.allCases) func pollsFromMemoryAlwaysMatchTheDatabase(_ engine: TestEngine)

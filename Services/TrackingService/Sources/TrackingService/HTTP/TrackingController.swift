@@ -16,13 +16,17 @@ struct TrackingController: Sendable {
   /// How far in the future a fix's `recordedAt` may be (clocks differ a little).
   let clockSkew: TimeInterval
 
+  /// Whether polls may be answered from what this process remembers: not when other replicas
+  /// write the same database (their changes would not be seen).
+  var answersFromMemory: Bool { !commands.store.database.mayHaveOtherWriters }
+
   var routes: [Route] {
-    [
+    let tracking = Route("GET", "/v1/orders/{id}/tracking", auth: .required, tracking)
+    return [
       Route("GET", "/v1/orders/active", auth: .required, active),
       // Answered inside the transport's callback when remembered (Benchmarks/tracking).
-      Route("GET", "/v1/orders/{id}/tracking", auth: .required, tracking).answeringFromMemory { request in
-        try trackingFromMemory(request)
-      },
+      answersFromMemory
+        ? tracking.answeringFromMemory { request in try trackingFromMemory(request) } : tracking,
       Route("PUT", "/v1/orders/{id}/live-activity-token", auth: .required, putToken),
       Route("POST", "/v1/orders/{id}/status", auth: .roles([.staff, .rider]), postStatus),
       Route("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), postFix),
@@ -43,6 +47,7 @@ struct TrackingController: Sendable {
 
   /// A known order answered from memory; nil reads it from the database.
   func trackingFromMemory(_ request: HTTPRequest) throws -> HTTPResponse? {
+    guard answersFromMemory else { return nil }
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
     guard let entry = commands.replies.entry(id), let body = entry.body else { return nil }

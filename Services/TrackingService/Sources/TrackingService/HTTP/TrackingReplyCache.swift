@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// Kept exact by the store: every committed change and creation is remembered after its commit
 /// (`afterCommit`, in commit order), and a read from the database is remembered only if nothing
-/// newer is known — versions only rise, so the highest one seen is the truth. One process per
-/// database (SQLite), so no other writer can change an order behind it.
+/// newer is known — versions only rise, so the highest one seen is the truth. Only used when this
+/// process is its database's one writer (SQLite): replicas on PostgreSQL read every poll.
 public final class TrackingReplyCache: Sendable {
   /// What answering needs: who may read it, and the reply's bytes (encoded on first use).
   public struct Entry: Sendable {
