@@ -3,6 +3,7 @@ import GrocerContracts
 import GrocerCore
 import GrocerHTTP
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import TrackingService
@@ -99,6 +100,40 @@ import Testing
     let response = await fixture.status("o1", #"{"status":"cancelled","reason":"\u0000\u0007"}"#)
     #expect(response.status == 422, "\(response.bodyString)")
     #expect(try await fixture.tracking("o1").status == .placed)
+  }
+
+  /// The same race through two replicas on one PostgreSQL database: the versions of the
+  /// events they write together are still contiguous and each accepted change has its own.
+  @Test func twoReplicasRacingOnOneOrderBumpTheVersionOnceEach() async throws {
+    let location = try TestEngine.postgres.freshLocation("tracking")
+    defer { location.remove() }
+    let replicas = [try TrackingFixture(sharing: location), try TrackingFixture(sharing: location)]
+    try replicas[0].place("o1")
+    _ = await replicas[1].status("o1", #"{"status":"picking"}"#)
+    _ = await replicas[0].status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
+    let base = replicas[0].clock.now()
+    let accepted = await withTaskGroup(of: Int.self) { group in
+      for n in 0..<40 {
+        let replica = replicas[n % 2]
+        group.addTask {
+          if n % 4 < 2 {
+            let r = await replica.fix(
+              "o1", lat: 52.5 + Double(n) / 1000, lng: 13.4, at: base - 60 + Double(n))
+            return r.status == 200 && r.headers["Grocer-Fix-Ignored"] == nil ? 1 : 0
+          } else {
+            let r = await replica.status("o1", #"{"status":"problem","message":"m\#(n)"}"#)
+            return r.status == 200 ? 1 : 0
+          }
+        }
+      }
+      return await group.reduce(0, +)
+    }
+    // Both replicas write one outbox: either reads all of it.
+    let versions = try replicas[1].updates("o1").map(\.snapshot.version)
+    #expect(versions == Array(1...Int64(versions.count)), "contiguous, in order")
+    #expect(versions.count == 3 + accepted)
+    #expect(try await replicas[0].tracking("o1").version == versions.last)
+    #expect(accepted >= 20)
   }
 
   @Test func concurrentStaffAndRiderChangesBumpTheVersionOnceEach() async throws {
