@@ -32,7 +32,17 @@ public final class PostgresDatabase: SQLDatabase {
   private let queue: DispatchQueue
   private let transactions = RunningTransactions()
 
-  /// Connects `poolSize` connections lazily (one at once, to fail early) and migrates.
+  private let migrations: [Migration]
+  /// Whether the migrations ran (once per process, on the first connection that opened); the
+  /// atomic copy keeps the lock off every call once they have.
+  private let migrated = Mutex(false)
+  private let ready = Atomic<Bool>(false)
+
+  /// Connects and migrates at once when the server answers. When it does not (down at start,
+  /// still coming up), the database is made anyway and every call throws `StorageError.open`
+  /// until it answers; the first call that reaches it migrates. So a service starts, says 503
+  /// on `/health/ready` naming its database, and recovers by itself. A migration that fails
+  /// throws here, as with SQLite. Connections are opened as calls need them, up to `poolSize`.
   public init(url: String, migrations: [Migration], poolSize: Int = 8, logger: Logger) throws {
     self.url = url
     self.logger = logger.with(["db.url": PostgresConnection.redacted(url)])
@@ -40,9 +50,27 @@ public final class PostgresDatabase: SQLDatabase {
     self.permits = DispatchSemaphore(value: self.poolSize)
     self.queue = DispatchQueue(label: "grocer.postgres", attributes: .concurrent)
     try Migration.validate(migrations)
-    let first = try PostgresConnection(url: url)
-    try Self.migrate(first, migrations, logger: self.logger)
-    self.idle = Mutex([ConnectionSlot(first)])
+    self.migrations = migrations
+    self.idle = Mutex([])
+    do {
+      try migrateIfNeeded()
+    } catch StorageError.open(_, let message) {
+      self.logger.warning("PostgreSQL does not answer; calls fail until it does", ["error": message])
+    }
+  }
+
+  /// Runs the migrations on a connection of their own unless they ran; throws `.open` while
+  /// the server does not answer.
+  private func migrateIfNeeded() throws {
+    guard !ready.load(ordering: .acquiring) else { return }
+    try migrated.withLock { done in
+      guard !done else { return }
+      let connection = try PostgresConnection(url: url)
+      defer { connection.close() }
+      try Self.migrate(connection, migrations, logger: logger)
+      done = true
+      ready.store(true, ordering: .releasing)
+    }
   }
 
   deinit { close() }
@@ -174,6 +202,7 @@ public final class PostgresDatabase: SQLDatabase {
     permits.wait()
     defer { permits.signal() }
     guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
+    try migrateIfNeeded()
     let slot = try idle.withLock { $0.popLast() } ?? ConnectionSlot(PostgresConnection(url: url))
     defer {
       if !slot.connection.isBroken && !slot.connection.inTransaction {

@@ -258,16 +258,38 @@ import Testing
     }
   }
 
-  @Test func aServerThatDoesNotAnswerIsAnOpenError() {
+  /// A server that does not answer (down at start) does not stop the database from being
+  /// made: each call fails with an open error that keeps the password out.
+  @Test func aServerThatDoesNotAnswerFailsEachCallWithAnOpenError() throws {
+    let database = try PostgresDatabase(
+      url: "postgresql://grocer:secret@127.0.0.1:1/nothing?connect_timeout=2", migrations: [Self.items],
+      logger: .discarding())
+    defer { database.close() }
+    #expect(!database.isReachable())
     #expect {
-      _ = try PostgresDatabase(
-        url: "postgresql://grocer:secret@127.0.0.1:1/nothing?connect_timeout=2", migrations: [],
-        logger: .discarding())
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
     } throws: { error in
       guard case .open(let path, _) = error as? StorageError else { return false }
       return !path.contains("secret")
     }
   }
+
+  /// The database appears after the service started (PostgreSQL coming up): the first call
+  /// that reaches it migrates, and from then on it works.
+  @Test func aDatabaseThatComesLaterIsMigratedOnFirstUse() throws {
+    let url = try TestPostgres.freshDatabase("storage")
+    TestPostgres.drop(url)
+    defer { TestPostgres.drop(url) }
+    let database = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    defer { database.close() }
+    #expect(!database.isReachable())
+    let name = String(URL(string: url)!.path.dropFirst())
+    try TestPostgres.psql("CREATE DATABASE \(name)")
+    #expect(database.isReachable())
+    try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
+    #expect(try database.schemaVersion() == 1)
+  }
+
 }
 
 struct TestError: Error {}
