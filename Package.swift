@@ -118,7 +118,7 @@ let package = Package(
       name: "StockService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerDatabase", "GrocerAuth",
       ],
       path: "Services/StockService/Sources/StockService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(

@@ -267,16 +267,17 @@ public final class PostgresConnection: SQLConnection {
     }
   }
 
-  /// The type a value is declared as when the statement is prepared: 64-bit integers, doubles
-  /// and bytes as themselves, so `SELECT ?` or `INSERT … SELECT ?, …` know them; text and NULL
-  /// are left to the server, which reads them as whatever the statement needs (a boolean, a
-  /// timestamp, a number written as text).
+  /// The type a value is declared as when the statement is prepared: 64-bit integers and
+  /// doubles as themselves, so `SELECT ?` knows them; text, bytes and NULL are left to the
+  /// server, which reads them as whatever the statement needs. Bytes go in binary format, so
+  /// into a BYTEA column they are themselves and into a TEXT column their UTF-8 text (stores
+  /// bind encoded JSON that way, as SQLite takes it). Declared as bytea they would reach a TEXT
+  /// column as the text `\x7b22…`: PostgreSQL converts any type to text on assignment.
   private static func type(_ value: SQLValue) -> Oid {
     switch value {
     case .integer: 20
     case .real: 701
-    case .blob: 17
-    case .text, .null: 0
+    case .text, .blob, .null: 0
     }
   }
 

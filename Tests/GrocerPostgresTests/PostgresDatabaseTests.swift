@@ -99,6 +99,9 @@ import Testing
       #expect(try row.isNull("n"))
       #expect(try row.bool("flag"))
       #expect(try row.double("d") == 3.5)
+      // Bytes bound to a TEXT column are its UTF-8 text (encoded JSON), not bytea's hex form.
+      try database.write { try $0.execute("UPDATE v SET t = ?", Data(#"{"a":"\\b"}"#.utf8)) }
+      #expect(try database.read { try $0.queryOne("SELECT t FROM v")?.string(0) } == #"{"a":"\\b"}"#)
     }
   }
 

@@ -61,7 +61,8 @@ initialise() {
       chmod o+x "$folder" 2>/dev/null || true
     done
   fi
-  as_owner "$BIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth=trust -E UTF8 --no-instructions >"$BASE/initdb.log" 2>&1 ||
+  # The C locale sorts and compares text byte by byte, as SQLite does (catalogue pages by SKU).
+  as_owner "$BIN/initdb" -D "$DATA" -U "$SUPERUSER" --auth=trust -E UTF8 --locale=C --no-instructions >"$BASE/initdb.log" 2>&1 ||
     { cat "$BASE/initdb.log" >&2; exit 1; }
   # Loopback only; a socket folder of our own (the packaged /var/run/postgresql may not exist).
   cat >>"$DATA/postgresql.conf" <<EOF

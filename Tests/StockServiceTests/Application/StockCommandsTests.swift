@@ -1,22 +1,24 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
-import GrocerSQLite
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import StockService
 
-/// StockService's use cases against SQLite in a temporary file, without the broker: each change
+/// StockService's use cases on the selected engine (SQLite in a temporary file by default), without the broker: each change
 /// is stored with its events in the outbox, and a change that changes nothing writes nothing.
 @Suite struct StockCommandsTests {
   let clock = ManualClock()
   let commands: StockCommands
   let demo = DemoAssortment.generate(productsPerHub: 6)
+  private let cleanup: DatabaseCleanup
 
   init() throws {
-    let path = NSTemporaryDirectory() + "grocer-stock-commands-\(UUID().uuidString).sqlite"
-    let database = try SQLiteDatabase(path: path, migrations: StockSchema.migrations, logger: .discarding())
+    let location = try TestEngine.selected.freshLocation("stock")
+    cleanup = DatabaseCleanup(location)
+    let database = try location.open(migrations: StockSchema.migrations)
     commands = StockCommands(
       store: StockStore(database: database), clock: clock, ids: SequentialIDs(prefix: "ev"),
       reservationTTL: 600)

@@ -62,7 +62,8 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
   @Test func aChangeOnOneReplicaReachesTheOtherReplicasCache() async throws {
     let writer = try StockFixture()
     let reader = try StockFixture(
-      dataDirectory: writer.configuration.dataDirectory, serviceName: writer.configuration.serviceName,
+      dataDirectory: writer.configuration.dataDirectory, sharing: writer.location,
+      serviceName: writer.configuration.serviceName,
       clock: writer.clock)
     try await writer.start()
     try await reader.start()

@@ -6,6 +6,7 @@ import GrocerHTTP
 import GrocerHTTPTesting
 import GrocerRuntime
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import StockService
@@ -22,19 +23,27 @@ struct StockFixture {
   let configuration: StockServiceConfiguration
   let demo: DemoAssortment
 
+  /// Where the data is (`TestEngine.selected`'s engine); share it to run replicas on one database.
+  let location: TestLocation
+  /// Drops the database the fixture made once it is gone (nil when it was given).
+  private let cleanup: DatabaseCleanup?
+
   /// - Parameters:
-  ///   - dataDirectory: share one to run two replicas on one database.
+  ///   - dataDirectory: share one (with `sharing`) to run two replicas on one database.
+  ///   - sharing: another fixture's `location`, for replicas on one database.
   ///   - serviceName: share one to have two replicas share the durable queue.
   init(
-    dataDirectory: String? = nil, serviceName: String? = nil, amqpURL: String? = nil,
-    clock: ManualClock = ManualClock(), productsPerHub: Int = 40
+    dataDirectory: String? = nil, sharing shared: TestLocation? = nil, serviceName: String? = nil,
+    amqpURL: String? = nil, clock: ManualClock = ManualClock(), productsPerHub: Int = 40
   ) throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
     let directory = dataDirectory ?? NSTemporaryDirectory() + "grocer-stock-\(unique)"
+    location = try shared ?? TestEngine.selected.freshLocation("stock")
+    cleanup = shared == nil ? DatabaseCleanup(location) : nil
     var values = [
       "GROCER_DATA_DIR": directory, "GROCER_JWT_SECRET": Self.secret,
       "GROCER_REPLICA_ID": "replica-\(unique)",
-    ]
+    ].merging(location.environment) { $1 }
     if let amqpURL { values["GROCER_AMQP_URL"] = amqpURL }
     var configuration = StockServiceConfiguration(settings: Settings(values))
     let name = serviceName ?? "stock-test-\(unique)"

@@ -3,11 +3,11 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
+import GrocerDatabase
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// A wired StockService: its HTTP responder (for in-process tests) and the long-running parts
@@ -36,8 +36,10 @@ public func buildStockService(
   configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
   ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry()
 ) throws -> StockServiceApp {
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: StockSchema.migrations, logger: logger)
   let store = StockStore(database: database)
   let commands = StockCommands(
     store: store, clock: clock, ids: ids, reservationTTL: configuration.reservationTTL, logger: logger)
@@ -131,8 +133,10 @@ public func loadDemoAssortment(
   configuration: StockServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
   ids: any IDGenerator = TimeOrderedIDs()
 ) throws -> Bool {
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: StockSchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: StockSchema.migrations, logger: logger)
   defer { database.close() }
   let commands = StockCommands(
     store: StockStore(database: database), clock: clock, ids: ids,
