@@ -58,6 +58,9 @@ final class ConnectionDriver: @unchecked Sendable {
   private let attempts = Atomic<Int>(0)
   private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
   private let started = Atomic<Bool>(false)
+  /// Tasks in `start` or `waitUntilConnected`, resumed by the connection thread (or their timer)
+  /// instead of polling `isConnected`.
+  private let waiters = Mutex(ConnectionWaiters())
   /// Finished when the connection thread has ended (after `shutdown`, or if it ever dies).
   let stopped = Completion()
 
@@ -94,20 +97,45 @@ final class ConnectionDriver: @unchecked Sendable {
     let thread = Thread { [self] in self.runLoop() }
     thread.name = "amqp-\(configuration.connectionName)"
     thread.start()
-    let deadline = ContinuousClock.now + configuration.connectTimeout + .seconds(2)
-    while !isConnected && attempts.load(ordering: .acquiring) == 0 && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(5))
+    _ = await wait(for: .firstAttempt, timeout: configuration.connectTimeout + .seconds(2))
+  }
+
+  /// Waits until connected; returns false on time-out (or at once if the driver has stopped).
+  func waitUntilConnected(timeout: Duration) async -> Bool {
+    await wait(for: .connection, timeout: timeout)
+  }
+
+  /// Suspends until `awaited` happened (true), or `timeout` passed or the thread ended (false).
+  /// Registered under the lock the thread resumes under, so a signal is never missed.
+  private func wait(for awaited: ConnectionWaiters.Awaited, timeout: Duration) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+      enum Outcome { case now(Bool), registered(Int) }
+      let outcome = waiters.withLock { state -> Outcome in
+        if isConnected || (awaited == .firstAttempt && attempts.load(ordering: .acquiring) > 0) {
+          return .now(true)
+        }
+        return state.ended ? .now(false) : .registered(state.add(awaited, continuation))
+      }
+      guard case .registered(let id) = outcome else {
+        if case .now(let result) = outcome { continuation.resume(returning: result) }
+        return
+      }
+      // Started only once registered, so it cannot fire before there is a waiter to resume.
+      let timer = Task { [self] in
+        try? await Task.sleep(for: timeout)
+        if !Task.isCancelled { waiters.withLock { $0.remove(id) }?.resume(returning: false) }
+      }
+      waiters.withLock { $0.setTimer(timer, for: id) }
     }
   }
 
-  /// Waits until connected; returns false on time-out.
-  func waitUntilConnected(timeout: Duration) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !isConnected {
-      if ContinuousClock.now >= deadline { return false }
-      try? await Task.sleep(for: .milliseconds(10))
+  /// Resumes the waiters that `event` satisfies (the thread ending resumes all, with false).
+  private func signalWaiters(_ event: ConnectionWaiters.Event) {
+    let resumed = waiters.withLock { $0.take(for: event) }
+    for (continuation, timer) in resumed {
+      timer?.cancel()
+      continuation.resume(returning: event != .ended)
     }
-    return true
   }
 
   /// Hands work to the connection thread.
@@ -182,6 +210,7 @@ final class ConnectionDriver: @unchecked Sendable {
       command.reject(.shuttingDown)
     }
     role = nil
+    signalWaiters(.ended)
     let waiters = finished.withLock { state in
       state.done = true
       defer { state.waiters = [] }
@@ -298,6 +327,7 @@ final class ConnectionDriver: @unchecked Sendable {
           perform(machine.handle(.connected))
         } catch {
           attempts.add(1, ordering: .releasing)
+          signalWaiters(.attemptFailed)
           logger.warning("cannot connect to the broker", ["error": "\(error)"])
           perform(machine.handle(.failed(error as? AMQPError ?? .connectionLost("\(error)"))))
         }
@@ -308,6 +338,7 @@ final class ConnectionDriver: @unchecked Sendable {
           perform(machine.handle(.topologyDeclared))
         } catch {
           attempts.add(1, ordering: .releasing)
+          signalWaiters(.attemptFailed)
           fail(error)
         }
       case .markConnected:
@@ -315,6 +346,7 @@ final class ConnectionDriver: @unchecked Sendable {
         let generation = generationCounter.add(1, ordering: .acquiringAndReleasing).newValue
         connectedFlag.store(true, ordering: .releasing)
         attempts.add(1, ordering: .releasing)
+        signalWaiters(.connected)
         logger.info("connected to the broker", ["amqp.generation": String(generation)])
         role?.didConnect(generation: generation)
       case .destroyConnection:
@@ -374,5 +406,46 @@ final class ConnectionDriver: @unchecked Sendable {
       amqp_destroy_connection(connection)
       throw error
     }
+  }
+}
+
+/// The tasks waiting on a `ConnectionDriver` (in `start` or `waitUntilConnected`), each with the
+/// timer that resumes it if nothing else does first.
+struct ConnectionWaiters {
+  /// What a waiter waits for: a connection, or (`start`) the first attempt's end either way.
+  enum Awaited { case connection, firstAttempt }
+  /// What the connection thread reports.
+  enum Event { case connected, attemptFailed, ended }
+
+  private var next = 0
+  private var waiting:
+    [Int: (awaited: Awaited, continuation: CheckedContinuation<Bool, Never>, timer: Task<Void, Never>?)] =
+      [:]
+  /// The thread has ended: nothing would resume a new waiter.
+  private(set) var ended = false
+
+  mutating func add(_ awaited: Awaited, _ continuation: CheckedContinuation<Bool, Never>) -> Int {
+    defer { next += 1 }
+    waiting[next] = (awaited, continuation, nil)
+    return next
+  }
+
+  /// Keeps the timer to cancel if the thread resumes the waiter first; cancels it at once if
+  /// the waiter was already resumed.
+  mutating func setTimer(_ timer: Task<Void, Never>, for id: Int) {
+    if waiting[id] != nil { waiting[id]?.timer = timer } else { timer.cancel() }
+  }
+
+  mutating func remove(_ id: Int) -> CheckedContinuation<Bool, Never>? {
+    waiting.removeValue(forKey: id)?.continuation
+  }
+
+  /// Removes and returns the waiters `event` satisfies (`ended`: all, and no more are added).
+  mutating func take(for event: Event) -> [(CheckedContinuation<Bool, Never>, Task<Void, Never>?)] {
+    if event == .ended { ended = true }
+    let ids = waiting.keys.filter { id in
+      event != .attemptFailed || waiting[id]?.awaited == .firstAttempt
+    }
+    return ids.compactMap { id in waiting.removeValue(forKey: id).map { ($0.continuation, $0.timer) } }
   }
 }
