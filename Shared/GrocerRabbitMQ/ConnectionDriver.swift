@@ -61,7 +61,13 @@ final class ConnectionDriver: @unchecked Sendable {
   /// Tasks in `start` or `waitUntilConnected`, resumed by the connection thread (or their timer)
   /// instead of polling `isConnected`.
   private let waiters = Mutex(ConnectionWaiters())
-  /// Finished when the connection thread has ended (after `shutdown`, or if it ever dies).
+  /// Set by `failLoop`: the loop ends with it on its next turn, as if the thread had died.
+  private let loopFailure = Mutex<(any Error)?>(nil)
+  /// Whether the thread began running (1) or `start` gave up on it first (2): a thread that
+  /// never starts must end the driver too, not leave it waiting forever.
+  private let threadState = Atomic<Int>(0)
+  /// Finished when the connection thread has ended: without error after `shutdown`, with a
+  /// `ConnectionLoopEnded` if it ended (or never began) for any other reason.
   let stopped = Completion()
 
   // Touched only on the connection thread (and `role` cleared when it ends).
@@ -94,15 +100,34 @@ final class ConnectionDriver: @unchecked Sendable {
   func start(role: any ConnectionRole) async {
     guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
     self.role = role
-    let thread = Thread { [self] in self.runLoop() }
+    let thread = Thread { [self] in
+      // `start` may have given up on this thread already (see below): then it must not run.
+      guard threadState.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+      else { return }
+      self.runLoop()
+    }
     thread.name = "amqp-\(configuration.connectionName)"
     thread.start()
     _ = await wait(for: .firstAttempt, timeout: configuration.connectTimeout + .seconds(2))
+    // Foundation ignores a failed pthread_create: a thread that has not even begun by now never
+    // will, and the part must fail rather than wait for a connection that cannot come.
+    if threadState.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
+      logger.error("the connection thread never started")
+      endLoop(
+        ConnectionLoopEnded(connection: configuration.connectionName, reason: "its thread never started"))
+    }
   }
 
   /// Waits until connected; returns false on time-out (or at once if the driver has stopped).
   func waitUntilConnected(timeout: Duration) async -> Bool {
     await wait(for: .connection, timeout: timeout)
+  }
+
+  /// Ends the connection loop with `error` on its next turn, closing the connection as a
+  /// shutdown would; `stopped` then throws it. For fault drills: a loop that dies on its own.
+  func failLoop(with error: any Error) {
+    loopFailure.withLock { $0 = $0 ?? error }
+    wake()
   }
 
   /// Suspends until `awaited` happened (true), or `timeout` passed or the thread ended (false).
@@ -183,12 +208,19 @@ final class ConnectionDriver: @unchecked Sendable {
   // MARK: - The connection thread
 
   private func runLoop() {
+    var failure: (any Error)?
     perform(machine.handle(.connectRequested))
     while machine.state != .shutDown {
       waitForActivity()
       drainWake()
       runCommands()
       if stopRequested.load(ordering: .acquiring) {
+        perform(machine.handle(.closed))
+        break
+      }
+      if let error = loopFailure.withLock({ $0 }) {
+        logger.error("the connection loop failed", ["error": "\(error)"])
+        failure = error
         perform(machine.handle(.closed))
         break
       }
@@ -201,6 +233,18 @@ final class ConnectionDriver: @unchecked Sendable {
       }
       role?.tick(now: now)
     }
+    if failure == nil && !stopRequested.load(ordering: .acquiring) {
+      // Nothing ends the loop but a shutdown or a failure today; should anything else, the
+      // part must still fail rather than sit without a connection.
+      failure = ConnectionLoopEnded(
+        connection: configuration.connectionName, reason: "its loop ended without a shutdown")
+    }
+    endLoop(failure)
+  }
+
+  /// What follows the end of the connection thread (or a thread that never began): nothing more
+  /// can be queued, waiters are resumed and `stopped` finishes, with `failure` unless a shutdown.
+  private func endLoop(_ failure: (any Error)?) {
     // Whatever was queued after the stop can no longer run.
     for command in commands.withLock({ state in
       state.closed = true
@@ -217,7 +261,7 @@ final class ConnectionDriver: @unchecked Sendable {
       return state.waiters
     }
     for waiter in waiters { waiter.resume() }
-    stopped.finish()
+    stopped.finish(throwing: failure)
   }
 
   private func waitForActivity() {
@@ -448,4 +492,19 @@ struct ConnectionWaiters {
     }
     return ids.compactMap { id in waiting.removeValue(forKey: id).map { ($0.continuation, $0.timer) } }
   }
+}
+
+/// Why a connection's thread ended without a shutdown being asked: the publisher, consumer or
+/// RPC endpoint on it can no longer work, so its service's `run()` fails with this.
+public struct ConnectionLoopEnded: Error, CustomStringConvertible {
+  /// The connection's name (`AMQPConfiguration.connectionName`).
+  public let connection: String
+  public let reason: String
+
+  public init(connection: String, reason: String) {
+    self.connection = connection
+    self.reason = reason
+  }
+
+  public var description: String { "the broker connection \(connection) ended: \(reason)" }
 }

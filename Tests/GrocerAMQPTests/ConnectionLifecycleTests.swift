@@ -6,11 +6,84 @@ import GrocerRuntime
 import GrocerTestSupport
 import Testing
 
-/// How waiting for a connection ends, against the real broker.
+/// How a consumer's `run()` ends, and how waiting for a connection ends, against the real broker.
 @Suite struct ConnectionLifecycleTests {
   init() throws { try TestBroker.ensureRunning() }
 
   let logger = Logger.discarding()
+
+  /// The drill fails the consumer's connection loop right after it connected: `run()` must
+  /// throw, not go on waiting for a shutdown.
+  @Test func aConsumerWhoseLoopFailsEndsItsRunWithAnError() async throws {
+    let queue = uniqueName("loop-fails")
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: QueueSpec(name: queue, bindingKeys: [queue]),
+      logger: logger, metrics: MetricsRegistry(), handler: { _ in .ack }, failsAfterStart: true)
+    let shutdown = GracefulShutdown()
+    let run = Task { try await shutdown.scope { try await consumer.run() } }
+    // If the failure went unnoticed, run() would end only here, and cleanly (a long time: the
+    // test process's cooperative pool can stall for seconds while other suites run).
+    let backstop = Task {
+      try await Task.sleep(for: .seconds(30))
+      shutdown.trigger()
+    }
+    let result = await run.result
+    backstop.cancel()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+
+    #expect(!shutdown.isTriggered, "run() ended only because the backstop asked it to")
+    guard case .failure(let error) = result else {
+      Issue.record("run() returned cleanly after its connection loop failed")
+      return
+    }
+    let failure = try #require(error as? ServiceFailure, "run() threw \(error)")
+    #expect(failure.service == consumer.name)
+    let ended = try #require(failure.underlying as? ConnectionLoopEnded, "underlying: \(failure)")
+    #expect(ended.reason.contains("fault drill"))
+    #expect(!consumer.isConnected)
+  }
+
+  /// A lost connection is normal: the consumer reconnects and `run()` goes on; a shutdown asked
+  /// afterwards makes it return without error.
+  @Test func aConsumerThatReconnectsKeepsRunningAndReturnsCleanlyOnShutdown() async throws {
+    let queue = uniqueName("loop-reconnects")
+    let connectionName = "grocer-test-\(UUID().uuidString)"
+    let connects = Recorder<Int>()
+    let ends = Recorder<String>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(connectionName),
+      queue: QueueSpec(name: queue, bindingKeys: [queue]), logger: logger, metrics: MetricsRegistry(),
+      handler: { _ in .ack }, onConnected: { connects.append(1) })
+    let shutdown = GracefulShutdown()
+    let run = Task {
+      do {
+        try await shutdown.scope { try await consumer.run() }
+        ends.append("returned")
+      } catch {
+        ends.append("threw \(error)")
+        throw error
+      }
+    }
+    try await withCleanup({
+      shutdown.trigger()
+      _ = await run.result
+      try? await AMQPAdmin.deleteQueues(
+        configuration: TestBroker.configuration(), [queue, "\(queue).parking"])
+    }) {
+      #expect(await eventually { connects.count == 1 })
+      #expect(try await eventually { try await TestBroker.closeConnections(named: connectionName) == 1 })
+      #expect(await eventually { connects.count == 2 && consumer.isConnected })
+      // Give a wrongly ended run() time to show.
+      try await Task.sleep(for: .milliseconds(300))
+      #expect(ends.all.isEmpty, "run() ended after a reconnect: \(ends.all)")
+
+      shutdown.trigger()
+      let result = await run.result
+      if case .failure(let error) = result { Issue.record("run() threw after a shutdown: \(error)") }
+      #expect(ends.all == ["returned"])
+      #expect(!consumer.isConnected)
+    }
+  }
 
   @Test func waitUntilConnectedReturnsTruePromptlyOnceConnected() async throws {
     let publisher = AMQPPublisher(
