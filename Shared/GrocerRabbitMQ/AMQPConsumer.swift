@@ -32,6 +32,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   /// more into a batch only while this says they are there (so it never waits for one).
   private let buffered = Atomic<Int>(0)
   private let onConnected: (@Sendable () async -> Void)?
+  /// A fault drill: the connection loop fails right after the first connection, which must end
+  /// `run()` with an error (never set in production).
+  private let failsAfterStart: Bool
   private let consumed: Counter?
   private let deadLettered: Counter?
   private let stopping = Atomic<Bool>(false)
@@ -54,11 +57,12 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   public convenience init(
     configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, logger: Logger,
     metrics: MetricsRegistry, handler: @escaping @Sendable (AMQPDelivery) async -> AMQPDisposition,
-    onConnected: (@Sendable () async -> Void)? = nil
+    onConnected: (@Sendable () async -> Void)? = nil, failsAfterStart: Bool = false
   ) {
     self.init(
       configuration: configuration, queue: queue, rpcQueue: nil, prefetch: prefetch, logger: logger,
-      metrics: metrics, handler: { delivery in (await handler(delivery), nil) }, onConnected: onConnected)
+      metrics: metrics, handler: { delivery in (await handler(delivery), nil) }, onConnected: onConnected,
+      failsAfterStart: failsAfterStart)
   }
 
   /// A consumer whose `handler` gets the deliveries waiting at once (1…`maximumBatch`, in
@@ -68,12 +72,13 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     logger: Logger,
     metrics: MetricsRegistry,
     batchHandler: @escaping @Sendable ([AMQPDelivery]) async -> [AMQPDisposition],
-    onConnected: (@Sendable () async -> Void)? = nil
+    onConnected: (@Sendable () async -> Void)? = nil, failsAfterStart: Bool = false
   ) {
     self.init(
       configuration: configuration, queue: queue, rpcQueue: nil, prefetch: prefetch, logger: logger,
       metrics: metrics, handler: { delivery in (await batchHandler([delivery]).first ?? .retry, nil) },
-      batchHandler: batchHandler, maximumBatch: maximumBatch, onConnected: onConnected)
+      batchHandler: batchHandler, maximumBatch: maximumBatch, onConnected: onConnected,
+      failsAfterStart: failsAfterStart)
   }
 
   /// With `rpcQueue`, declares that plain classic queue instead of `queue` and publishes each
@@ -83,8 +88,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     metrics: MetricsRegistry?,
     handler: @escaping @Sendable (AMQPDelivery) async -> (AMQPDisposition, reply: Data?),
     batchHandler: (@Sendable ([AMQPDelivery]) async -> [AMQPDisposition])? = nil, maximumBatch: Int = 1,
-    concurrency: Int = 1, onConnected: (@Sendable () async -> Void)?
+    concurrency: Int = 1, onConnected: (@Sendable () async -> Void)?, failsAfterStart: Bool = false
   ) {
+    self.failsAfterStart = failsAfterStart
     self.batchHandler = batchHandler
     self.concurrency = rpcQueue == nil ? 1 : max(1, concurrency)
     self.maximumBatch = max(1, maximumBatch)
@@ -133,7 +139,9 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     await driver.shutdown()
   }
 
-  /// Returns when the worker or the connection thread has ended: either ends the consumer.
+  /// Returns when the worker or the connection thread has ended: either ends the consumer. Throws
+  /// `ConnectionLoopEnded` if the connection thread ended without a shutdown (a reconnect after a
+  /// lost connection does not end it).
   public func finished() async throws {
     try await Completion.first(of: [workerEnded, driver.stopped])
   }
@@ -284,6 +292,12 @@ extension AMQPConsumer: ConnectionRole {
     self.generation = generation
     buffered.add(1, ordering: .relaxed)
     streamContinuation.yield(.connected)
+    if failsAfterStart && generation == 1 {
+      driver.failLoop(
+        with: ConnectionLoopEnded(
+          connection: driver.configuration.connectionName,
+          reason: "fault drill: the consumer's loop failed after it started"))
+    }
   }
 
   func handle(method: amqp_method_t, channel: AMQPChannel) throws {

@@ -89,7 +89,7 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     await driver.shutdown()
   }
 
-  /// Returns when the connection thread has ended.
+  /// Returns when the connection thread has ended; throws `ConnectionLoopEnded` if not after `shutdown`.
   public func finished() async throws { try await driver.stopped.wait() }
 
   public func publish(_ messages: [OutgoingMessage]) async throws {

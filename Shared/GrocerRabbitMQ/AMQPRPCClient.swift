@@ -44,7 +44,7 @@ public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Se
 
   public func shutdown() async { await driver.shutdown() }
 
-  /// Returns when the connection thread has ended.
+  /// Returns when the connection thread has ended; throws `ConnectionLoopEnded` if not after `shutdown`.
   public func finished() async throws { try await driver.stopped.wait() }
 
   /// Sends `body` to the queue `routingKey` and returns the reply's body.

@@ -58,7 +58,16 @@ final class ConnectionDriver: @unchecked Sendable {
   private let attempts = Atomic<Int>(0)
   private let finished = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
   private let started = Atomic<Bool>(false)
-  /// Finished when the connection thread has ended (after `shutdown`, or if it ever dies).
+  /// Tasks in `start` or `waitUntilConnected`, resumed by the connection thread (or their timer)
+  /// instead of polling `isConnected`.
+  private let waiters = Mutex(ConnectionWaiters())
+  /// Set by `failLoop`: the loop ends with it on its next turn, as if the thread had died.
+  private let loopFailure = Mutex<(any Error)?>(nil)
+  /// Whether the thread began running (1) or `start` gave up on it first (2): a thread that
+  /// never starts must end the driver too, not leave it waiting forever.
+  private let threadState = Atomic<Int>(0)
+  /// Finished when the connection thread has ended: without error after `shutdown`, with a
+  /// `ConnectionLoopEnded` if it ended (or never began) for any other reason.
   let stopped = Completion()
 
   // Touched only on the connection thread (and `role` cleared when it ends).
@@ -91,23 +100,67 @@ final class ConnectionDriver: @unchecked Sendable {
   func start(role: any ConnectionRole) async {
     guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
     self.role = role
-    let thread = Thread { [self] in self.runLoop() }
+    let thread = Thread { [self] in
+      // `start` may have given up on this thread already (see below): then it must not run.
+      guard threadState.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+      else { return }
+      self.runLoop()
+    }
     thread.name = "amqp-\(configuration.connectionName)"
     thread.start()
-    let deadline = ContinuousClock.now + configuration.connectTimeout + .seconds(2)
-    while !isConnected && attempts.load(ordering: .acquiring) == 0 && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(5))
+    _ = await wait(for: .firstAttempt, timeout: configuration.connectTimeout + .seconds(2))
+    // Foundation ignores a failed pthread_create: a thread that has not even begun by now never
+    // will, and the part must fail rather than wait for a connection that cannot come.
+    if threadState.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
+      logger.error("the connection thread never started")
+      endLoop(
+        ConnectionLoopEnded(connection: configuration.connectionName, reason: "its thread never started"))
     }
   }
 
-  /// Waits until connected; returns false on time-out.
+  /// Waits until connected; returns false on time-out (or at once if the driver has stopped).
   func waitUntilConnected(timeout: Duration) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !isConnected {
-      if ContinuousClock.now >= deadline { return false }
-      try? await Task.sleep(for: .milliseconds(10))
+    await wait(for: .connection, timeout: timeout)
+  }
+
+  /// Ends the connection loop with `error` on its next turn, closing the connection as a
+  /// shutdown would; `stopped` then throws it. For fault drills: a loop that dies on its own.
+  func failLoop(with error: any Error) {
+    loopFailure.withLock { $0 = $0 ?? error }
+    wake()
+  }
+
+  /// Suspends until `awaited` happened (true), or `timeout` passed or the thread ended (false).
+  /// Registered under the lock the thread resumes under, so a signal is never missed.
+  private func wait(for awaited: ConnectionWaiters.Awaited, timeout: Duration) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+      enum Outcome { case now(Bool), registered(Int) }
+      let outcome = waiters.withLock { state -> Outcome in
+        if isConnected || (awaited == .firstAttempt && attempts.load(ordering: .acquiring) > 0) {
+          return .now(true)
+        }
+        return state.ended ? .now(false) : .registered(state.add(awaited, continuation))
+      }
+      guard case .registered(let id) = outcome else {
+        if case .now(let result) = outcome { continuation.resume(returning: result) }
+        return
+      }
+      // Started only once registered, so it cannot fire before there is a waiter to resume.
+      let timer = Task { [self] in
+        try? await Task.sleep(for: timeout)
+        if !Task.isCancelled { waiters.withLock { $0.remove(id) }?.resume(returning: false) }
+      }
+      waiters.withLock { $0.setTimer(timer, for: id) }
     }
-    return true
+  }
+
+  /// Resumes the waiters that `event` satisfies (the thread ending resumes all, with false).
+  private func signalWaiters(_ event: ConnectionWaiters.Event) {
+    let resumed = waiters.withLock { $0.take(for: event) }
+    for (continuation, timer) in resumed {
+      timer?.cancel()
+      continuation.resume(returning: event != .ended)
+    }
   }
 
   /// Hands work to the connection thread.
@@ -155,12 +208,19 @@ final class ConnectionDriver: @unchecked Sendable {
   // MARK: - The connection thread
 
   private func runLoop() {
+    var failure: (any Error)?
     perform(machine.handle(.connectRequested))
     while machine.state != .shutDown {
       waitForActivity()
       drainWake()
       runCommands()
       if stopRequested.load(ordering: .acquiring) {
+        perform(machine.handle(.closed))
+        break
+      }
+      if let error = loopFailure.withLock({ $0 }) {
+        logger.error("the connection loop failed", ["error": "\(error)"])
+        failure = error
         perform(machine.handle(.closed))
         break
       }
@@ -173,6 +233,18 @@ final class ConnectionDriver: @unchecked Sendable {
       }
       role?.tick(now: now)
     }
+    if failure == nil && !stopRequested.load(ordering: .acquiring) {
+      // Nothing ends the loop but a shutdown or a failure today; should anything else, the
+      // part must still fail rather than sit without a connection.
+      failure = ConnectionLoopEnded(
+        connection: configuration.connectionName, reason: "its loop ended without a shutdown")
+    }
+    endLoop(failure)
+  }
+
+  /// What follows the end of the connection thread (or a thread that never began): nothing more
+  /// can be queued, waiters are resumed and `stopped` finishes, with `failure` unless a shutdown.
+  private func endLoop(_ failure: (any Error)?) {
     // Whatever was queued after the stop can no longer run.
     for command in commands.withLock({ state in
       state.closed = true
@@ -182,13 +254,14 @@ final class ConnectionDriver: @unchecked Sendable {
       command.reject(.shuttingDown)
     }
     role = nil
+    signalWaiters(.ended)
     let waiters = finished.withLock { state in
       state.done = true
       defer { state.waiters = [] }
       return state.waiters
     }
     for waiter in waiters { waiter.resume() }
-    stopped.finish()
+    stopped.finish(throwing: failure)
   }
 
   private func waitForActivity() {
@@ -298,6 +371,7 @@ final class ConnectionDriver: @unchecked Sendable {
           perform(machine.handle(.connected))
         } catch {
           attempts.add(1, ordering: .releasing)
+          signalWaiters(.attemptFailed)
           logger.warning("cannot connect to the broker", ["error": "\(error)"])
           perform(machine.handle(.failed(error as? AMQPError ?? .connectionLost("\(error)"))))
         }
@@ -308,6 +382,7 @@ final class ConnectionDriver: @unchecked Sendable {
           perform(machine.handle(.topologyDeclared))
         } catch {
           attempts.add(1, ordering: .releasing)
+          signalWaiters(.attemptFailed)
           fail(error)
         }
       case .markConnected:
@@ -315,6 +390,7 @@ final class ConnectionDriver: @unchecked Sendable {
         let generation = generationCounter.add(1, ordering: .acquiringAndReleasing).newValue
         connectedFlag.store(true, ordering: .releasing)
         attempts.add(1, ordering: .releasing)
+        signalWaiters(.connected)
         logger.info("connected to the broker", ["amqp.generation": String(generation)])
         role?.didConnect(generation: generation)
       case .destroyConnection:
@@ -375,4 +451,60 @@ final class ConnectionDriver: @unchecked Sendable {
       throw error
     }
   }
+}
+
+/// The tasks waiting on a `ConnectionDriver` (in `start` or `waitUntilConnected`), each with the
+/// timer that resumes it if nothing else does first.
+struct ConnectionWaiters {
+  /// What a waiter waits for: a connection, or (`start`) the first attempt's end either way.
+  enum Awaited { case connection, firstAttempt }
+  /// What the connection thread reports.
+  enum Event { case connected, attemptFailed, ended }
+
+  private var next = 0
+  private var waiting:
+    [Int: (awaited: Awaited, continuation: CheckedContinuation<Bool, Never>, timer: Task<Void, Never>?)] =
+      [:]
+  /// The thread has ended: nothing would resume a new waiter.
+  private(set) var ended = false
+
+  mutating func add(_ awaited: Awaited, _ continuation: CheckedContinuation<Bool, Never>) -> Int {
+    defer { next += 1 }
+    waiting[next] = (awaited, continuation, nil)
+    return next
+  }
+
+  /// Keeps the timer to cancel if the thread resumes the waiter first; cancels it at once if
+  /// the waiter was already resumed.
+  mutating func setTimer(_ timer: Task<Void, Never>, for id: Int) {
+    if waiting[id] != nil { waiting[id]?.timer = timer } else { timer.cancel() }
+  }
+
+  mutating func remove(_ id: Int) -> CheckedContinuation<Bool, Never>? {
+    waiting.removeValue(forKey: id)?.continuation
+  }
+
+  /// Removes and returns the waiters `event` satisfies (`ended`: all, and no more are added).
+  mutating func take(for event: Event) -> [(CheckedContinuation<Bool, Never>, Task<Void, Never>?)] {
+    if event == .ended { ended = true }
+    let ids = waiting.keys.filter { id in
+      event != .attemptFailed || waiting[id]?.awaited == .firstAttempt
+    }
+    return ids.compactMap { id in waiting.removeValue(forKey: id).map { ($0.continuation, $0.timer) } }
+  }
+}
+
+/// Why a connection's thread ended without a shutdown being asked: the publisher, consumer or
+/// RPC endpoint on it can no longer work, so its service's `run()` fails with this.
+public struct ConnectionLoopEnded: Error, CustomStringConvertible {
+  /// The connection's name (`AMQPConfiguration.connectionName`).
+  public let connection: String
+  public let reason: String
+
+  public init(connection: String, reason: String) {
+    self.connection = connection
+    self.reason = reason
+  }
+
+  public var description: String { "the broker connection \(connection) ended: \(reason)" }
 }

@@ -61,4 +61,31 @@ import Testing
       #expect(service.logText.contains("\"service\":\"outbox-relay\""))
     }
   }
+
+  /// The fault drill `GROCER_FAULT_CONSUMER_DIES` makes the order-outcome consumer's connection
+  /// loop fail right after it connected: the process must not go on without that consumer.
+  @Test func aConsumerThatDiesTakesTheProcessDownWithANonZeroStatus() async throws {
+    let unique = UUID().uuidString.prefix(8).lowercased()
+    let name = "stock-consumer-dies-\(unique)"
+    let executable = try ServiceExecutable(
+      "stock-service",
+      environment: [
+        "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-\(name)",
+        "GROCER_HTTP_PORT": String(Int.random(in: 20_000...29_000)), "GROCER_SERVICE_NAME": name,
+        "GROCER_QUEUE_EXPIRES": "600", "GROCER_RESERVATION_QUEUE": "\(name).reservations",
+        "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_FAULT_CONSUMER_DIES": "1",
+      ])
+    let queues = [name, "\(name).parking", "\(name).reservations", "\(name).catalogue"]
+    try await withCleanup({
+      try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
+    }) {
+      let service = try executable.start()
+      let status = await service.exitStatus(within: .seconds(15))
+      #expect(status != nil, "the service kept running without its consumer")
+      #expect(status != 0)
+      #expect(service.logText.contains("service ended unexpectedly"))
+      #expect(service.logText.contains("\"service\":\"amqp-consumer-\(name)\""))
+      #expect(service.logText.contains("fault drill"))
+    }
+  }
 }

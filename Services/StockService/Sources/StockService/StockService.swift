@@ -61,7 +61,7 @@ public func buildStockService(
     queue: QueueSpec(
       name: configuration.serviceName, bindingKeys: StockEventType.orderOutcomes,
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
-    logger: logger, metrics: metrics, handler: outcomes.handle)
+    logger: logger, metrics: metrics, handler: outcomes.handle, failsAfterStart: configuration.consumerDies)
 
   let invalidation = CacheInvalidationHandler(cache: cache, hubs: hubs, logger: logger)
   let cacheConsumer = AMQPConsumer(

@@ -27,6 +27,9 @@ public struct StockServiceConfiguration: Sendable {
   /// A fault drill (`GROCER_FAULT_RELAY_DIES`): the outbox relay's loop fails after its first
   /// pass, which must end the process non-zero (never set in production).
   public var relayDies = false
+  /// A fault drill (`GROCER_FAULT_CONSUMER_DIES`): the order-outcome consumer's connection loop
+  /// fails right after it connected, which must end the process non-zero (never set in production).
+  public var consumerDies = false
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -37,6 +40,7 @@ public struct StockServiceConfiguration: Sendable {
     queueExpiry = expiry > 0 ? expiry : nil
     catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
     relayDies = settings.bool("GROCER_FAULT_RELAY_DIES", default: false)
+    consumerDies = settings.bool("GROCER_FAULT_CONSUMER_DIES", default: false)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     cacheTTL = settings.double("GROCER_STOCK_CACHE_TTL", default: cacheTTL)
