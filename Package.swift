@@ -130,7 +130,7 @@ let package = Package(
       name: "CartService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerDatabase", "GrocerAuth",
       ],
       path: "Services/CartService/Sources/CartService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(

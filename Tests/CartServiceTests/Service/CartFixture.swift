@@ -6,6 +6,7 @@ import GrocerHTTP
 import GrocerHTTPTesting
 import GrocerRuntime
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import CartService
@@ -25,16 +26,26 @@ struct CartFixture {
   let clock: ManualClock
   let configuration: CartServiceConfiguration
 
+  /// Where the data is (`TestEngine.selected`'s engine); share it to run replicas on one database.
+  let location: TestLocation
+  /// Drops the database the fixture made once it is gone (nil when it was given).
+  private let cleanup: DatabaseCleanup?
+
   init(
-    dataDirectory: String? = nil, serviceName: String? = nil, clock: ManualClock = ManualClock(),
-    seed: Bool = true, catalogueTimeout: TimeInterval = 0.3, publishesChanges: Bool = true
+    dataDirectory: String? = nil, sharing shared: TestLocation? = nil, serviceName: String? = nil,
+    clock: ManualClock = ManualClock(), seed: Bool = true, catalogueTimeout: TimeInterval = 0.3,
+    publishesChanges: Bool = true
   )
     throws
   {
     let unique = UUID().uuidString.prefix(8).lowercased()
     let directory = dataDirectory ?? NSTemporaryDirectory() + "grocer-cart-\(unique)"
+    location = try shared ?? TestEngine.selected.freshLocation("cart")
+    cleanup = shared == nil ? DatabaseCleanup(location) : nil
     var configuration = CartServiceConfiguration(
-      settings: Settings(["GROCER_DATA_DIR": directory, "GROCER_JWT_SECRET": Self.secret]))
+      settings: Settings(
+        ["GROCER_DATA_DIR": directory, "GROCER_JWT_SECRET": Self.secret].merging(location.environment) { $1 })
+    )
     let name = serviceName ?? "cart-test-\(unique)"
     configuration.serviceName = name
     configuration.checkoutQueue = "\(name).checkout"

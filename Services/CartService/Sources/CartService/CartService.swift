@@ -3,11 +3,11 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
+import GrocerDatabase
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// A wired CartService: its HTTP responder (for in-process tests) and the long-running parts in
@@ -35,12 +35,16 @@ public func buildCartService(
   configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock(),
   ids: any IDGenerator = TimeOrderedIDs(), metrics: MetricsRegistry = MetricsRegistry()
 ) throws -> CartServiceApp {
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: CartSchema.migrations, logger: logger)
   let store = CartStore(database: database)
+  // Replies are remembered only by a process that makes every write to its database.
   let commands = CartCommands(
     store: store, clock: clock, ids: ids, checkoutHold: configuration.checkoutHold,
-    publishesChanges: configuration.publishesCartChanges)
+    publishesChanges: configuration.publishesCartChanges,
+    replies: CartReplyCache(remembers: !database.mayHaveOtherWriters))
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
@@ -104,8 +108,10 @@ public func buildCartService(
 public func loadDemoPromotions(
   configuration: CartServiceConfiguration, logger: Logger, clock: any WallClock = SystemClock()
 ) throws -> Int {
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: CartSchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: CartSchema.migrations, logger: logger)
   defer { database.close() }
   let commands = CartCommands(
     store: CartStore(database: database), clock: clock, ids: TimeOrderedIDs(),

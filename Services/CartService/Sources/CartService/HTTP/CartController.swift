@@ -17,11 +17,11 @@ struct CartController: Sendable {
   let fillHub: @Sendable (HubID) async -> Bool
 
   var routes: [Route] {
-    [
+    let getCart = Route("GET", "/v1/hubs/{hub}/cart", auth: .required, getCart)
+    return [
       // Answered inside the transport's callback when unchanged (Benchmarks/cart: reads).
-      Route("GET", "/v1/hubs/{hub}/cart", auth: .required, getCart).answeringFromMemory { request in
-        try cartFromMemory(request)
-      },
+      commands.replies.remembers
+        ? getCart.answeringFromMemory { request in try cartFromMemory(request) } : getCart,
       Route("PUT", "/v1/hubs/{hub}/cart/items/{sku}", auth: .required, putItem),
       Route("PUT", "/v1/hubs/{hub}/cart/promo", auth: .required, putPromo),
       Route("GET", "/v1/promos/{code}", auth: .roles([.staff]), getPromotion),

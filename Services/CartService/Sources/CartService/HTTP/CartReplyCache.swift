@@ -13,8 +13,9 @@ import Synchronization
 /// version than the database. An entry is also dropped when time alone would change the reply
 /// (the hub opens or closes, a promo code runs out) and after at most a minute.
 ///
-/// One instance per process: it assumes this process makes every write to its database (a
-/// CartService replica on the same database would not see the others' writes here).
+/// One instance per process: it assumes this process makes every write to its database. Where
+/// other replicas write it too (PostgreSQL), it is made with `remembers: false` and holds
+/// nothing: their writes, and the catalogue changes their consumers apply, would go unseen here.
 public final class CartReplyCache: Sendable {
   struct Key: Hashable, Sendable {
     var user: String
@@ -51,9 +52,13 @@ public final class CartReplyCache: Sendable {
   let maximumAge: TimeInterval
   private let state = Mutex(State())
 
-  public init(capacity: Int = 100_000, maximumAge: TimeInterval = 60) {
+  /// Whether anything is kept (false: every reply and write reads the database).
+  public let remembers: Bool
+
+  public init(capacity: Int = 100_000, maximumAge: TimeInterval = 60, remembers: Bool = true) {
     self.capacity = capacity
     self.maximumAge = maximumAge
+    self.remembers = remembers
   }
 
   /// The encoded reply for `seenVersion`, if one is remembered and fresh at `now`.
@@ -110,6 +115,7 @@ public final class CartReplyCache: Sendable {
   /// Remembers `view` (read after `ticket` was taken) unless a newer version or a hub change was
   /// announced since. `view` must carry every kept adjustment (read without `seenVersion`).
   public func remember(_ view: CartView, user: String, freshUntil: Date, ticket: Ticket) {
+    guard remembers else { return }
     let key = Key(user: user, hub: view.hub)
     state.withLock { state in
       guard state.epoch == ticket.epoch, state.hubGenerations[view.hub, default: 0] == ticket.hubGeneration,
