@@ -142,7 +142,7 @@ let package = Package(
       name: "OrderService",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerDatabase", "GrocerAuth",
       ],
       path: "Services/OrderService/Sources/OrderService", resources: [.embedInCode("HTTP/openapi.json")]),
     .executableTarget(

@@ -11,15 +11,18 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
   case sqlite(path: String)
   case postgres(url: String)
 
-  /// `GROCER_DATABASE_URL` when it is set, else the SQLite file at `sqlitePath`.
-  public init(settings: Settings, sqlitePath: String) throws(StorageError) {
-    let url = settings.string("GROCER_DATABASE_URL", default: "")
+  /// The PostgreSQL database the setting `key` names when it is set, else the SQLite file at
+  /// `sqlitePath`.
+  public init(settings: Settings, key: String = "GROCER_DATABASE_URL", sqlitePath: String)
+    throws(StorageError)
+  {
+    let url = settings.string(key, default: "")
     if url.isEmpty {
       self = .sqlite(path: sqlitePath)
     } else if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
       self = .postgres(url: url)
     } else {
-      throw .open(path: url, message: "GROCER_DATABASE_URL must be a postgresql:// URL")
+      throw .open(path: url, message: "\(key) must be a postgresql:// URL")
     }
   }
 

@@ -32,8 +32,14 @@ database_for() {
     bash "$POSTGRES_SCRIPT" createdb "grocer_$folder"
     GROCER_DATABASE_URL="$(bash "$POSTGRES_SCRIPT" url "grocer_$folder")"
     export GROCER_DATABASE_URL
+    # OrderService's replicas share the simulated provider's ledger too, as they would a provider.
+    if [[ "$folder" == order ]]; then
+      bash "$POSTGRES_SCRIPT" createdb grocer_order_payments
+      GROCER_PAYMENT_SIM_DATABASE_URL="$(bash "$POSTGRES_SCRIPT" url grocer_order_payments)"
+      export GROCER_PAYMENT_SIM_DATABASE_URL
+    fi
   else
-    unset GROCER_DATABASE_URL
+    unset GROCER_DATABASE_URL GROCER_PAYMENT_SIM_DATABASE_URL
   fi
 }
 

@@ -4,6 +4,7 @@ import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerHTTPTesting
 import GrocerRabbitMQ
 import GrocerStorage
 import GrocerTestSupport
@@ -352,10 +353,12 @@ import Testing
 
 extension OrderWorld {
   /// The provider's callback, signed as the provider signs it.
-  func paymentCallback(_ paymentId: String, _ body: String) async -> HTTPResponse {
+  func paymentCallback(_ paymentId: String, _ body: String, through client: TestClient? = nil) async
+    -> HTTPResponse
+  {
     let signature = WebhookSignature(secret: orderConfiguration.webhookSecret).sign(
       Array(body.utf8), for: paymentId, at: clock.now())
-    return await orderClient.send(
+    return await (client ?? orderClient).send(
       "POST", "/v1/payments/\(paymentId)/events",
       headers: ["Content-Type": "application/json", WebhookSignature.header: signature], body: body)
   }

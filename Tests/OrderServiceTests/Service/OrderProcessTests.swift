@@ -14,12 +14,13 @@ import Testing
 
 /// The `order-service` executable, killed mid-checkout (`GROCER_FAULT_CRASH_AT` makes it SIGKILL
 /// itself at that point of the saga) and started again on the same data: the order is carried on
-/// to exactly one confirmed order and one charge.
+/// to exactly one confirmed order and one charge. Started again as another replica, it waits
+/// for the dead one's claim on the order to run out, then carries it on the same way.
 @Suite(.serialized) struct OrderProcessTests {
   init() throws { try TestBroker.ensureRunning() }
 
-  @Test(arguments: [SagaFault.afterCharge, .afterReservation])
-  func aProcessKilledMidCheckoutConfirmsOnceAfterRestart(fault: SagaFault) async throws {
+  @Test(arguments: [(SagaFault.afterCharge, "same"), (.afterReservation, "same"), (.afterCharge, "other")])
+  func aProcessKilledMidCheckoutConfirmsOnceAfterRestart(fault: SagaFault, replica: String) async throws {
     // StockService's reservations expire by its clock; the process reads the real one.
     let world = try OrderWorld(clock: ManualClock(Date()))
     try await world.start(order: false)
@@ -31,8 +32,10 @@ import Testing
       "GROCER_CART_CHECKOUT_QUEUE": world.orderConfiguration.cartCheckoutQueue,
       "GROCER_RESERVATION_QUEUE": world.orderConfiguration.reservationQueue,
       "GROCER_JWT_SECRET": OrderWorld.secret, "GROCER_LOG_LEVEL": "warning",
-      "GROCER_RECOVERY_INTERVAL": "0.2",
-    ]
+      "GROCER_RECOVERY_INTERVAL": "0.2", "GROCER_REPLICA_ID": "first",
+      // A drive's claim holds 2 × 2 s + 5 s.
+      "GROCER_PAYMENT_TIMEOUT": "1", "GROCER_REMOTE_TIMEOUT": "2",
+    ].merging(world.databases.environment) { $1 }
     try await withCleanup({ await world.stop() }) {
       let cart = try await world.put("p1", 3)
       let base = URL(string: "http://127.0.0.1:\(port)")!
@@ -69,12 +72,14 @@ import Testing
       #expect(died.status != 0, "the fault should have killed it")
 
       let ledger = try SimulatedPaymentProvider(
-        path: dataDirectory + "/payment-simulator.sqlite", clock: SystemClock(), ids: RandomIDs(), hang: 0,
-        logger: .discarding())
+        location: world.databases.simulator?.location
+          ?? .sqlite(path: dataDirectory + "/payment-simulator.sqlite"),
+        clock: SystemClock(), ids: RandomIDs(), hang: 0, logger: .discarding())
       #expect(try ledger.ledger().count == (fault == .afterCharge ? 1 : 0))
 
       // 2. Started again: recovery carries the order on, and the key answers it.
       environment["GROCER_FAULT_CRASH_AT"] = nil
+      environment["GROCER_REPLICA_ID"] = replica == "same" ? "first" : "second"
       let second = try ServiceExecutable("order-service", environment: environment).start()
       #expect(await second.answers(base.appendingPathComponent("health/ready")))
       let confirmed = await eventually(timeout: .seconds(30)) {

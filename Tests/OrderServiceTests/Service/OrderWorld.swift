@@ -37,13 +37,16 @@ final class OrderWorld: Sendable {
   let orderClient: TestClient
   let orderConfiguration: OrderServiceConfiguration
   let names: [String]
+  /// OrderService's database and the simulated provider's (`TestEngine.selected`'s engine).
+  let databases: OrderDatabases
 
   /// - Parameter clock: shared by the three services; a test that runs `order-service` as a
   ///   process (on the real clock) starts it at the real time.
   init(
-    clock: ManualClock = ManualClock(), configure: (inout OrderServiceConfiguration) -> Void = { _ in },
-    payments: (any PaymentProvider)? = nil
+    clock: ManualClock = ManualClock(), engine: TestEngine = .selected,
+    configure: (inout OrderServiceConfiguration) -> Void = { _ in }, payments: (any PaymentProvider)? = nil
   ) throws {
+    databases = try OrderDatabases(engine: engine)
     self.clock = clock
     let unique = UUID().uuidString.prefix(8).lowercased()
     self.unique = String(unique)
@@ -84,8 +87,13 @@ final class OrderWorld: Sendable {
       ids: SequentialIDs(prefix: "c-\(unique)"))
 
     var orderConfiguration = OrderServiceConfiguration(
-      settings: Settings(["GROCER_DATA_DIR": root + "/order", "GROCER_JWT_SECRET": Self.secret]))
+      settings: Settings(
+        ["GROCER_DATA_DIR": root + "/order", "GROCER_JWT_SECRET": Self.secret].merging(databases.environment)
+        {
+          $1
+        }))
     orderConfiguration.serviceName = "order-test-\(unique)"
+    orderConfiguration.replicaID = "order-test-\(unique)-1"
     orderConfiguration.cartCheckoutQueue = checkoutQueue
     orderConfiguration.reservationQueue = reservationQueue
     orderConfiguration.remoteTimeout = 5
@@ -106,6 +114,26 @@ final class OrderWorld: Sendable {
   }
 
   var simulator: SimulatedPaymentProvider { order.payments as! SimulatedPaymentProvider }
+
+  /// Another replica of OrderService on this world's databases and queues (PostgreSQL only), its
+  /// in-process parts started; stop it with `stopReplica`.
+  func startReplica(_ number: Int) async throws -> (app: OrderServiceApp, client: TestClient) {
+    var configuration = orderConfiguration
+    configuration.serviceName = "order-test-\(unique)-\(number)"
+    configuration.replicaID = "order-test-\(unique)-\(number)"
+    let app = try buildOrderService(
+      configuration: configuration, logger: .discarding(), clock: clock,
+      ids: SequentialIDs(prefix: "o\(number)-\(unique)"))
+    for service in app.services where !(service is HTTPServer) { try await service.start() }
+    let client = TestClient(app.router)
+    let ready = await eventually(timeout: .seconds(20)) { await client.get("/health/ready").status == 200 }
+    try #require(ready, "replica \(number) did not become ready")
+    return (app, client)
+  }
+
+  func stopReplica(_ app: OrderServiceApp) async {
+    for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
+  }
 
   /// Starts the three services (no sockets), makes the hub and waits until the cart knows it.
   /// With `order: false`, OrderService's in-process parts stay idle (a test runs the
@@ -232,9 +260,10 @@ final class OrderWorld: Sendable {
   }
 
   func placeOrder(
-    key: String, version: Int64, token: String = "tok_visa", user: String = "u1"
+    key: String, version: Int64, token: String = "tok_visa", user: String = "u1",
+    through client: TestClient? = nil
   ) async -> HTTPResponse {
-    await orderClient.send(
+    await (client ?? orderClient).send(
       "POST", "/v1/orders", headers: customer(user).merging(["Idempotency-Key": key]) { $1 },
       body: orderBody(version: version, token: token))
   }
@@ -261,4 +290,34 @@ struct PlacedOrder: Decodable {
   var paymentId: String?
   var action: PaymentAction?
   var cart: CartView?
+}
+
+/// OrderService's two databases for one test, on `engine`, dropped with
+/// the last reference (a SQLite run keeps them in the data folder).
+final class OrderDatabases: Sendable {
+  let order: TestLocation?
+  let simulator: TestLocation?
+
+  init(engine: TestEngine) throws {
+    guard engine == .postgres else {
+      (order, simulator) = (nil, nil)
+      return
+    }
+    order = try TestEngine.postgres.freshLocation("order")
+    simulator = try TestEngine.postgres.freshLocation("payments")
+  }
+
+  /// The settings that point OrderService at them (none for SQLite).
+  var environment: [String: String] {
+    var environment = order?.environment ?? [:]
+    if let simulator, case .postgres(let url) = simulator.location {
+      environment["GROCER_PAYMENT_SIM_DATABASE_URL"] = url
+    }
+    return environment
+  }
+
+  deinit {
+    order?.remove()
+    simulator?.remove()
+  }
 }

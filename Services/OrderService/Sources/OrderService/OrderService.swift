@@ -2,11 +2,11 @@ import Foundation
 import GrocerAMQP
 import GrocerAuth
 import GrocerCore
+import GrocerDatabase
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// A wired OrderService: its HTTP responder (for in-process tests) and the long-running parts in
@@ -37,15 +37,20 @@ public func buildOrderService(
   payments: (any PaymentProvider)? = nil
 ) throws -> OrderServiceApp {
   // Money and idempotency: every commit is on disk before anyone is answered.
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: OrderSchema.migrations, durability: .full, logger: logger)
-  let store = OrderStore(database: database, clock: clock, ids: ids, keyRetention: configuration.keyRetention)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: OrderSchema.migrations, durability: .full, logger: logger)
+  let store = OrderStore(
+    database: database, clock: clock, ids: ids, keyRetention: configuration.keyRetention,
+    lease: configuration.driveLease)
   let provider =
     try payments
     ?? SimulatedPaymentProvider(
-      path: configuration.simulatorDatabasePath, clock: clock, ids: TimeOrderedIDs(),
-      hang: configuration.simulatorHang,
-      logger: logger)
+      location: DatabaseLocation(
+        settings: configuration.settings, key: "GROCER_PAYMENT_SIM_DATABASE_URL",
+        sqlitePath: configuration.simulatorDatabasePath),
+      clock: clock, ids: TimeOrderedIDs(), hang: configuration.simulatorHang, logger: logger)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(

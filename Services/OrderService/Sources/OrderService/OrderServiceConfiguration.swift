@@ -34,6 +34,9 @@ public struct OrderServiceConfiguration: Sendable {
   public var simulatorHang: TimeInterval = 30
   /// Where the simulated provider keeps its ledger (a database apart from the service's).
   public var simulatorDatabasePath: String
+  /// This replica's name, the driver of the orders it claims: give every replica its own and
+  /// keep it across restarts (a restarted replica takes its orders back at once).
+  public var replicaID: String
   /// A fault drill: kill the process at this point of the saga (never set in production).
   public var fault: SagaFault?
   public var settings: Settings
@@ -57,6 +60,15 @@ public struct OrderServiceConfiguration: Sendable {
     simulatorDatabasePath = settings.string(
       "GROCER_PAYMENT_SIM_DB", default: dataDirectory + "/payment-simulator.sqlite")
     fault = SagaFault(rawValue: settings.string("GROCER_FAULT_CRASH_AT", default: ""))
+    replicaID = settings.string(
+      "GROCER_REPLICA_ID", default: "\(ProcessInfo.processInfo.hostName)/\(serviceName)")
+  }
+
+  /// This replica's claim on the orders it drives: twice the longest call one step makes, and
+  /// the grace a new order is left to its request's drive.
+  public var driveLease: DriveLease {
+    DriveLease(
+      driver: replicaID, duration: 2 * max(paymentTimeout, remoteTimeout) + CheckoutPolicy.recoveryGrace)
   }
 
   /// The local default of `GROCER_PAYMENT_WEBHOOK_SECRET` (documented; change it anywhere real).

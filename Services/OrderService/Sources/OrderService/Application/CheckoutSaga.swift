@@ -27,7 +27,8 @@ public enum SagaFault: String, Sendable {
 /// record each step in `OrderStore` with its answer and events) and handing back what came of
 /// it. The rules are the machine's; this type only does I/O, logs and counts.
 ///
-/// One drive per order at a time in this process (`drive` joins a running one).
+/// One drive per order at a time: in this process `drive` joins a running one, and across
+/// replicas a drive first claims its order in the database (`OrderStore.claim`).
 public final class CheckoutSaga: Sendable {
   let store: OrderStore
   let clients: any CheckoutClients
@@ -93,15 +94,15 @@ public final class CheckoutSaga: Sendable {
     drive(order.orderId, known: order, then: done)
   }
 
-  /// Starts a drive of `orderId` from `known` (or from storage) unless one runs already, which
-  /// is joined instead.
+  /// Starts a drive of `orderId` from `known` (claimed as it was begun) or from storage (claimed
+  /// first) unless one runs already, which is joined instead.
   private func drive(
     _ orderId: String, known: OrderRecord?, then done: @escaping @Sendable (SagaOutcome) -> Void
   ) {
     let joined = running.withLock { running -> Task<SagaOutcome, Never>? in
       if let task = running[orderId] { return task }
       running[orderId] = Task {
-        let outcome = await self.run(orderId, known: known)
+        let outcome = known == nil ? await self.claimAndRun(orderId) : await self.run(orderId, known: known)
         _ = self.running.withLock { $0.removeValue(forKey: orderId) }
         done(outcome)
         return outcome
@@ -145,6 +146,24 @@ public final class CheckoutSaga: Sendable {
   }
 
   // MARK: - The loop
+
+  /// Runs the saga for `orderId` if this process can claim it; while another replica drives
+  /// it, that drive carries it on.
+  private func claimAndRun(_ orderId: String) async -> SagaOutcome {
+    let store = self.store
+    let claimed: Bool?
+    do {
+      claimed = try await store.database.onWriterQueue { try store.claim(orderId) }
+    } catch {
+      logger.warning("claiming an order failed", ["order.id": orderId, "error": "\(error)"])
+      return .pending(orderId: orderId)
+    }
+    switch claimed {
+    case true?: return await run(orderId, known: nil)
+    case false?: return .pending(orderId: orderId)
+    case nil: return .unavailable(.orderNotFound(orderId))
+    }
+  }
 
   /// Runs the machine for `orderId` until it finishes. Whatever goes wrong on the way (storage,
   /// a step the machine cannot take) postpones the order: recovery carries it on.

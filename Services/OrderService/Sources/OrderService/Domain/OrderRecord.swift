@@ -27,6 +27,9 @@ public enum SagaStep: String, Sendable, Hashable, CaseIterable {
   /// Steps the saga still has to carry on from.
   public static let unfinished: [SagaStep] = [.received, .priced, .reserved, .charging, .needsAction]
 
+  /// Steps a drive goes on from without waiting for anyone (`needsAction` waits for the bank).
+  public static let driven: [SagaStep] = [.received, .priced, .reserved, .charging]
+
   /// Steps the saga has ended in.
   public static let finished: [SagaStep] = allCases.filter { !unfinished.contains($0) }
 

@@ -1,12 +1,13 @@
 import Foundation
 import GrocerCore
+import GrocerDatabase
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// The built-in payment provider: a stand-in for a real one that behaves like one, with its own
-/// ledger (a SQLite database of its own, apart from OrderService's, as a provider's books are),
-/// so a charge survives a crash of OrderService and can be looked up afterwards.
+/// ledger (a database of its own, apart from OrderService's, as a provider's books are), so a
+/// charge survives a crash of OrderService and can be looked up afterwards. Replicas share one
+/// ledger on PostgreSQL (`GROCER_PAYMENT_SIM_DATABASE_URL`), as they would share a provider.
 ///
 /// It decides by token: `sim-decline` declines, `sim-3ds` requires 3-D Secure (the verdict comes
 /// by callback), `sim-timeout` takes `hang` to answer (and approves then), anything else approves.
@@ -22,14 +23,20 @@ public final class SimulatedPaymentProvider: PaymentProvider {
   /// How long a `sim-timeout` charge takes to answer.
   public let hang: TimeInterval
 
-  public init(path: String, clock: any WallClock, ids: any IDGenerator, hang: TimeInterval, logger: Logger)
-    throws
-  {
-    database = try SQLiteDatabase(
-      path: path, migrations: Self.migrations, durability: .full, readers: 1, logger: logger)
+  public init(
+    location: DatabaseLocation, clock: any WallClock, ids: any IDGenerator, hang: TimeInterval, logger: Logger
+  ) throws {
+    database = try location.open(migrations: Self.migrations, durability: .full, readers: 1, logger: logger)
     self.clock = clock
     self.ids = ids
     self.hang = hang
+  }
+
+  /// A ledger in the SQLite file at `path`.
+  public convenience init(
+    path: String, clock: any WallClock, ids: any IDGenerator, hang: TimeInterval, logger: Logger
+  ) throws {
+    try self.init(location: .sqlite(path: path), clock: clock, ids: ids, hang: hang, logger: logger)
   }
 
   static let migrations: [Migration] = [
@@ -48,6 +55,21 @@ public final class SimulatedPaymentProvider: PaymentProvider {
           action_url TEXT,
           settle_at REAL,
           created_at REAL NOT NULL
+        );
+        """,
+      postgres: """
+        CREATE TABLE charges (
+          idempotency_key TEXT PRIMARY KEY,
+          payment_id TEXT NOT NULL UNIQUE,
+          reference TEXT NOT NULL,
+          amount BIGINT NOT NULL,
+          currency TEXT NOT NULL,
+          method TEXT NOT NULL,
+          state TEXT NOT NULL,
+          message TEXT,
+          action_url TEXT,
+          settle_at DOUBLE PRECISION,
+          created_at DOUBLE PRECISION NOT NULL
         );
         """)
   ]
@@ -149,7 +171,7 @@ public final class SimulatedPaymentProvider: PaymentProvider {
   public func ledger() throws -> [Entry] {
     try database.read { db in
       try db.query(
-        "SELECT idempotency_key, payment_id, reference, amount, currency, state FROM charges ORDER BY created_at, rowid"
+        "SELECT idempotency_key, payment_id, reference, amount, currency, state FROM charges ORDER BY created_at, payment_id"
       ).map {
         Entry(
           idempotencyKey: try $0.string(0), paymentId: try $0.string(1), reference: try $0.string(2),

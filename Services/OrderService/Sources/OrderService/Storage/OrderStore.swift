@@ -15,14 +15,18 @@ public final class OrderStore: Sendable {
   let ids: any IDGenerator
   /// How long an idempotency key (and its answer) is kept.
   private let keyRetention: TimeInterval
+  /// This process's claim on the orders it drives (`claim`).
+  public let lease: DriveLease
 
   public init(
-    database: any SQLDatabase, clock: any WallClock, ids: any IDGenerator, keyRetention: TimeInterval
+    database: any SQLDatabase, clock: any WallClock, ids: any IDGenerator, keyRetention: TimeInterval,
+    lease: DriveLease = DriveLease(driver: "order-service", duration: 15)
   ) {
     self.database = database
     self.clock = clock
     self.ids = ids
     self.keyRetention = keyRetention
+    self.lease = lease
   }
 
   // MARK: - Step 1: the attempt
@@ -59,13 +63,14 @@ public final class OrderStore: Sendable {
       try db.execute(
         """
         INSERT INTO orders (order_id, user_id, idempotency_key, hub, cart_version, payment_method, payment_token,
-          deliver_lat, deliver_lng, correlation_id, step, status, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', 'pending', ?, ?, ?)
+          deliver_lat, deliver_lng, correlation_id, step, status, next_attempt_at, created_at, updated_at,
+          driver, driven_until)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', 'pending', ?, ?, ?, ?, ?)
         """, orderId, user, key, body.hub, body.cartVersion, method.rawValue, body.payment.token,
         body.deliverTo?.lat, body.deliverTo?.lng, correlationID,
-        // The request drives its own saga; recovery steps in only if it did not finish.
+        // The request drives its own saga (claimed here); recovery steps in only if it did not finish.
         now.timeIntervalSince1970 + CheckoutPolicy.recoveryGrace, now.timeIntervalSince1970,
-        now.timeIntervalSince1970)
+        now.timeIntervalSince1970, self.lease.driver, now.timeIntervalSince1970 + self.lease.duration)
       // What `order(_:)` would read back: REAL columns hold seconds since 1970, so the dates are
       // rounded the same way.
       let stored = Date(timeIntervalSince1970: now.timeIntervalSince1970)
@@ -120,7 +125,7 @@ public final class OrderStore: Sendable {
     }
   }
 
-  /// Unfinished orders due for the recovery loop, oldest due first.
+  /// Unfinished orders due for the recovery loop that no other driver holds, oldest due first.
   public func due(limit: Int) throws -> [String] {
     let now = clock.now().timeIntervalSince1970
     return try database.read { db in
@@ -128,11 +133,32 @@ public final class OrderStore: Sendable {
         """
         SELECT order_id FROM orders
         WHERE step IN \(Self.placeholders(SagaStep.unfinished)) AND next_attempt_at <= ?
+          AND \(Self.claimable)
         ORDER BY next_attempt_at LIMIT ?
-        """, bindings: SagaStep.unfinished.map(\.rawValue) + [now, limit]
+        """, bindings: SagaStep.unfinished.map(\.rawValue) + [now, now, lease.driver, limit]
       ).map { try $0.string(0) }
     }
   }
+
+  // MARK: - Drive claims
+
+  /// Claims `orderId` for this process's drive, for `lease.duration`: true when it is ours now
+  /// (no one held it, their claim ran out, or it was ours already), false while another driver
+  /// holds it, nil when there is no such order. Every step the drive records renews the claim,
+  /// and a step whose claim passed to another driver is not written.
+  public func claim(_ orderId: String) throws -> Bool? {
+    let now = clock.now().timeIntervalSince1970
+    return try database.write { db in
+      try db.execute(
+        "UPDATE orders SET driver = ?, driven_until = ? WHERE order_id = ? AND \(Self.claimable)",
+        self.lease.driver, now + self.lease.duration, orderId, now, self.lease.driver)
+      if db.changes == 1 { return true }
+      return try db.queryOne("SELECT 1 FROM orders WHERE order_id = ?", orderId) == nil ? nil : false
+    }
+  }
+
+  /// The condition under which this process may drive an order (two bindings: now, the driver).
+  private static let claimable = "(driven_until IS NULL OR driven_until < ? OR driver = ?)"
 
   /// How many orders are in each step (metrics, tests).
   public func countsBySteps() throws -> [SagaStep: Int] {
@@ -203,9 +229,12 @@ public final class OrderStore: Sendable {
           return nil
         }
         let retries = try row.int(0) + 1
+        // The drive ends here: its claim goes (only if it still holds it).
         try db.execute(
-          "UPDATE orders SET retries = ?, next_attempt_at = ?, updated_at = ? WHERE order_id = ?", retries,
-          now + CheckoutPolicy.retryDelay(afterTries: retries), now, orderId)
+          """
+          UPDATE orders SET retries = ?, next_attempt_at = ?, updated_at = ?, driven_until = NULL
+          WHERE order_id = ? AND driver = ?
+          """, retries, now + CheckoutPolicy.retryDelay(afterTries: retries), now, orderId, self.lease.driver)
         return nil
       }
       if let move = change.move { try self.move(orderId, move, set: set, now: now, in: db) }
@@ -261,13 +290,17 @@ public final class OrderStore: Sendable {
       reply.status, reply.contentType, reply.body, orderId)
   }
 
-  /// Moves `orderId` as `move` says if it is at one of `move.from` (else throws: two drivers
-  /// raced, or a step was skipped), setting `set` too. A move resets the retry backoff.
+  /// Moves `orderId` as `move` says if it is at one of `move.from` and this process still holds
+  /// its claim (else throws: two drivers raced, or a step was skipped), setting `set` too. A move
+  /// resets the retry backoff and renews the claim, or lets it go where the drive comes to rest.
   private func move(
     _ orderId: String, _ move: SagaMove, set: [String: SQLValue], now: TimeInterval, in db: any SQLConnection
   ) throws {
-    var assignments = ["step = ?", "updated_at = ?", "retries = 0"]
-    var bindings: [any SQLBindable] = [move.to.rawValue, now]
+    var assignments = ["step = ?", "updated_at = ?", "retries = 0", "driven_until = ?"]
+    let drives = SagaStep.driven.contains(move.to)
+    var bindings: [any SQLBindable] = [
+      move.to.rawValue, now, drives ? SQLValue.real(now + lease.duration) : .null,
+    ]
     if let status = move.status {
       assignments.append("status = ?")
       bindings.append(status.rawValue)
@@ -281,12 +314,15 @@ public final class OrderStore: Sendable {
       bindings.append(value)
     }
     try db.execute(
-      "UPDATE orders SET \(assignments.joined(separator: ", ")) WHERE order_id = ? AND step IN \(Self.placeholders(move.from))",
-      bindings: bindings + [orderId] + move.from.map(\.rawValue))
+      """
+      UPDATE orders SET \(assignments.joined(separator: ", "))
+      WHERE order_id = ? AND step IN \(Self.placeholders(move.from)) AND driver = ?
+      """,
+      bindings: bindings + [orderId] + move.from.map(\.rawValue) + [lease.driver])
     guard db.changes == 1 else {
-      let current = try db.queryOne("SELECT step FROM orders WHERE order_id = ?", orderId)?.string(0)
+      let current = try db.queryOne("SELECT step, driver FROM orders WHERE order_id = ?", orderId)
       throw OrderStoreError(
-        "order \(orderId) is at \(current ?? "nowhere"), not \(move.from.map(\.rawValue)); cannot move to \(move.to)"
+        "order \(orderId) is at \(try current?.string(0) ?? "nowhere") driven by \(try current?.optionalString(1) ?? "no one"), not at \(move.from.map(\.rawValue)) by \(lease.driver); cannot move to \(move.to)"
       )
     }
   }
@@ -328,6 +364,20 @@ public final class OrderStore: Sendable {
       retries: try row.int(19),
       createdAt: Date(timeIntervalSince1970: try row.double(20)),
       updatedAt: Date(timeIntervalSince1970: try row.double(21)))
+  }
+}
+
+/// Who drives the sagas of this process, and how long a claim on an order holds unrenewed:
+/// longer than any one step's call (a drive renews it at every step it records), so a claim
+/// runs out only when its driver stopped. A restarted process with the same `driver` takes its
+/// orders back at once; give every replica its own.
+public struct DriveLease: Sendable, Hashable {
+  public var driver: String
+  public var duration: TimeInterval
+
+  public init(driver: String, duration: TimeInterval) {
+    self.driver = driver
+    self.duration = duration
   }
 }
 
