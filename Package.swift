@@ -167,7 +167,7 @@ let package = Package(
       name: "NotifyGateway",
       dependencies: [
         "GrocerCore", "GrocerFastPath", "GrocerRuntime", "GrocerContracts", "GrocerHTTP", "GrocerHTTPServer",
-        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerSQLite", "GrocerAuth",
+        "GrocerAMQP", "GrocerRabbitMQ", "GrocerStorage", "GrocerDatabase", "GrocerAuth",
         "GrocerHTTPClient", "APNsSimulator",
       ],
       path: "Services/NotifyGateway/Sources/NotifyGateway", resources: [.embedInCode("HTTP/openapi.json")]),

@@ -1,23 +1,24 @@
 import Foundation
 import GrocerContracts
 import GrocerCore
-import GrocerSQLite
 import GrocerStorage
+import GrocerTestSupport
 import Testing
 
 @testable import NotifyGateway
 
-/// The consumed-event use cases against SQLite in a temporary file, without the broker or a
-/// transport: each message once, the newest update per order, alerts per device.
+/// The consumed-event use cases against a fresh database (`TestEngine.selected`'s engine), without
+/// the broker or a transport: each message once, the newest update per order, alerts per device.
 @Suite struct NotifyCommandsTests {
   let clock = ManualClock(Date(timeIntervalSince1970: 1_790_000_000))
   let store: NotifyStore
   let commands: NotifyCommands
+  let cleanup: DatabaseCleanup
 
   init() throws {
-    let path = NSTemporaryDirectory() + "grocer-notify-commands-\(UUID().uuidString.prefix(8)).sqlite"
-    store = NotifyStore(
-      database: try SQLiteDatabase(path: path, migrations: NotifySchema.migrations, logger: .discarding()))
+    let location = try TestEngine.selected.freshLocation("notify_commands")
+    cleanup = DatabaseCleanup(location)
+    store = NotifyStore(database: try location.open(migrations: NotifySchema.migrations))
     commands = NotifyCommands(store: store, clock: clock, updateLifetime: 600)
   }
 

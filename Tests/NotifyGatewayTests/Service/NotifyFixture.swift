@@ -25,15 +25,27 @@ struct NotifyFixture {
   let clock: ManualClock
   let configuration: NotifyGatewayConfiguration
   var consumer: String { configuration.serviceName }
+  /// Where the data is (`TestEngine.selected`'s engine); share it to run replicas on one database.
+  let location: TestLocation
+  /// Drops the database the fixture made once it is gone (nil when it was given).
+  private let cleanup: DatabaseCleanup?
 
-  init(budget: Int = 12, transport: (any APNsTransport)? = nil, clock: ManualClock = ManualClock()) throws {
+  /// - Parameter serviceName: the queue; replicas of one gateway share it.
+  init(
+    budget: Int = 12, transport: (any APNsTransport)? = nil, clock: ManualClock = ManualClock(),
+    sharing shared: TestLocation? = nil, serviceName: String? = nil, replicaID: String? = nil
+  ) throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
+    location = try shared ?? TestEngine.selected.freshLocation("notify")
+    cleanup = shared == nil ? DatabaseCleanup(location) : nil
     var configuration = NotifyGatewayConfiguration(
-      settings: Settings([
-        "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-notify-\(unique)",
-        "GROCER_JWT_SECRET": Self.secret,
-      ]))
-    configuration.serviceName = "notify-test-\(unique)"
+      settings: Settings(
+        [
+          "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-notify-\(unique)",
+          "GROCER_JWT_SECRET": Self.secret,
+        ].merging(location.environment) { $1 }))
+    configuration.serviceName = serviceName ?? "notify-test-\(unique)"
+    configuration.replicaID = replicaID ?? "notify-test-\(unique)"
     configuration.hourlyBudget = budget
     configuration.queueExpiry = 600
     configuration.simulatorBurst = 1000

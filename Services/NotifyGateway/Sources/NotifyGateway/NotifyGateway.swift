@@ -4,11 +4,11 @@ import GrocerAMQP
 import GrocerAuth
 import GrocerContracts
 import GrocerCore
+import GrocerDatabase
 import GrocerHTTP
 import GrocerHTTPServer
 import GrocerRabbitMQ
 import GrocerRuntime
-import GrocerSQLite
 import GrocerStorage
 
 /// A wired NotifyGateway: its HTTP responder, store, delivery engine, the simulator (when pushes
@@ -56,13 +56,16 @@ public func buildNotifyGateway(
     }
   }
   let transportServices = (chosen as? any LifecycleService).map { [$0] } ?? []
-  let database = try SQLiteDatabase(
-    path: configuration.databasePath, migrations: NotifySchema.migrations, logger: logger)
+  let database = try DatabaseLocation(
+    settings: configuration.settings, sqlitePath: configuration.databasePath
+  )
+  .open(migrations: NotifySchema.migrations, logger: logger)
   let store = NotifyStore(database: database)
   let commands = NotifyCommands(store: store, clock: clock, updateLifetime: configuration.updateLifetime)
   var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
   engineOptions.concurrency = configuration.concurrency
   engineOptions.onDelivered = onDelivered
+  engineOptions.sender = configuration.replicaID
   let engine = DeliveryEngine(
     store: store, transport: chosen,
     policy: PushPolicy(hourlyBudget: configuration.hourlyBudget),

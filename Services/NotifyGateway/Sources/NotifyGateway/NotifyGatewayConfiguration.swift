@@ -35,12 +35,17 @@ public struct NotifyGatewayConfiguration: Sendable {
   public var apnsCAFile: String?
   /// `notify-gateway apns-simulator`: the public key (PEM) that checks the provider tokens.
   public var simulatorPublicKeyFile: String?
+  /// This replica's name on the pushes it claims: one per replica, the same across its restarts
+  /// (a restarted replica takes its claims back at once).
+  public var replicaID: String
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
     self.settings = settings
     serviceName = settings.string("GROCER_SERVICE_NAME", default: serviceName)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/notify")
+    replicaID = settings.string(
+      "GROCER_REPLICA_ID", default: "\(ProcessInfo.processInfo.hostName)/\(serviceName)")
     jwtSecret = settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret)
     bundleID = settings.string("GROCER_APNS_BUNDLE_ID", default: bundleID)
     hourlyBudget = max(0, settings.int("GROCER_PUSH_HOURLY_BUDGET", default: hourlyBudget))

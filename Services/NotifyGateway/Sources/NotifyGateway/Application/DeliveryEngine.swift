@@ -9,7 +9,8 @@ import Synchronization
 /// The use case "deliver due pushes", run as a lifecycle service: sends what is due (the newest
 /// pending update of each Live Activity, as `PushPolicy` decides, and queued alerts) through the
 /// transport, many at once; then records what each answer means (`PushDelivery`) for the whole
-/// round in one transaction.
+/// round in one transaction. A round first claims what it sends, so replicas on one database
+/// never send one activity's pushes at once (its budget and order hold) nor one alert twice.
 public final class DeliveryEngine: LifecycleService {
   public let name = "push-delivery"
   public struct Options: Sendable {
@@ -20,6 +21,11 @@ public final class DeliveryEngine: LifecycleService {
     public var batch = 512
     /// Told of every delivered Live Activity push (the load tool times them from publishing).
     public var onDelivered: (@Sendable (DeliveredPush) -> Void)?
+    /// This replica's name on its claims; a restarted replica with the same one takes them back.
+    public var sender = "notify-gateway"
+    /// How long a claim holds unrecorded: well past one round's sends at APNs's slowest, so only
+    /// a replica that stopped loses its claims (and another sends them after this long).
+    public var claim: TimeInterval = 30
 
     public init(bundleID: String) { self.bundleID = bundleID }
   }
@@ -89,10 +95,15 @@ public final class DeliveryEngine: LifecycleService {
     let store = self.store
     let batch = options.batch
     let now = clock.now()
+    let (sender, until) = (options.sender, now + options.claim)
     let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert])
     do {
-      due = try await runBlocking {
-        (try store.dueUpdates(at: now, limit: batch), try store.dueAlerts(at: now, limit: batch))
+      due = try await store.database.writeAsync { db in
+        let updates = try store.dueUpdates(at: now, limit: batch, sender: sender, in: db)
+        try store.claimActivities(updates.map(\.orderId), sender: sender, until: until, in: db)
+        let alerts = try store.dueAlerts(at: now, limit: batch, sender: sender, in: db)
+        try store.claimAlerts(alerts.map(\.seq), sender: sender, until: until, in: db)
+        return (updates, alerts)
       }
     } catch {
       logger.error("reading due pushes failed", ["error": "\(error)"])
@@ -155,7 +166,9 @@ public final class DeliveryEngine: LifecycleService {
   /// activity's state is kept, and the newer one stays pending).
   func record(_ outcome: PushDelivery.UpdateOutcome, of update: NotifyStore.DueUpdate) throws {
     let store = self.store
+    let sender = options.sender
     try store.database.write { db in
+      try store.releaseActivity(update.orderId, sender: sender, in: db)
       let stillPending = try store.pendingVersion(update.orderId, in: db) == update.snapshot.version
       switch outcome {
       case .handled(let state):

@@ -81,12 +81,13 @@ public final class NotifyStore: Sendable {
   ) throws -> Bool {
     try db.execute(
       """
-      UPDATE activities SET last_version = MAX(last_version, ?), shown = ?, ended = ?, high_times = ?,
-        last_timestamp = MAX(last_timestamp, ?)
+      UPDATE activities SET last_version = CASE WHEN last_version > ? THEN last_version ELSE ? END, shown = ?,
+        ended = ?, high_times = ?, last_timestamp = CASE WHEN last_timestamp > ? THEN last_timestamp ELSE ? END
       WHERE order_id = ? AND token = ?
-      """, state.lastVersion,
+      """, state.lastVersion, state.lastVersion,
       try state.shown.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
-      state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, orderId, token)
+      state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, state.lastTimestamp, orderId,
+      token)
     return db.changes > 0
   }
 
@@ -159,11 +160,11 @@ public final class NotifyStore: Sendable {
       expiresAt.timeIntervalSince1970, user)
   }
 
-  /// One more attempt of the alert, due again at `at`.
+  /// One more attempt of the alert, due again at `at` (and no longer being sent).
   public func retryAlert(_ seq: Int64, at: Date, in db: any SQLConnection) throws {
     try db.execute(
-      "UPDATE alerts SET attempts = attempts + 1, not_before = ? WHERE seq = ?", at.timeIntervalSince1970, seq
-    )
+      "UPDATE alerts SET attempts = attempts + 1, not_before = ?, sending_until = NULL WHERE seq = ?",
+      at.timeIntervalSince1970, seq)
   }
 
   public func deleteAlert(_ seq: Int64, in db: any SQLConnection) throws {
@@ -191,27 +192,55 @@ public final class NotifyStore: Sendable {
     public var expiresAt: Date
   }
 
-  /// Pending updates whose activity has a token, due now, oldest first.
+  /// Pending updates due at `now` (tests, operators; `DeliveryEngine` claims what it sends).
   public func dueUpdates(at now: Date, limit: Int) throws -> [DueUpdate] {
-    try database.read { db in
-      try db.query(
-        """
-        SELECT p.order_id, a.token, p.snapshot, \(Self.stateColumns), p.occurred_at, p.attempts,
-          p.expires_at, p.enqueued_at
-        FROM pending p JOIN activities a ON a.order_id = p.order_id
-        WHERE a.token IS NOT NULL AND p.not_before <= ?
-        ORDER BY p.not_before LIMIT ?
-        """, now.timeIntervalSince1970, limit
-      ).map { row in
-        DueUpdate(
-          orderId: try row.string(0), token: try row.string(1),
-          snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
-          // Columns 3…8 are the state's.
-          state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
-          enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
-          expiresAt: Date(timeIntervalSince1970: try row.double(11)))
-      }
+    try database.read { try self.dueUpdates(at: now, limit: limit, sender: "", in: $0) }
+  }
+
+  /// Pending updates whose activity has a token, due at `now`, that `sender` may send (no other
+  /// sender's claim on the activity holds at `now`), oldest first.
+  public func dueUpdates(at now: Date, limit: Int, sender: String, in db: any SQLConnection) throws
+    -> [DueUpdate]
+  {
+    let now = now.timeIntervalSince1970
+    return try db.query(
+      """
+      SELECT p.order_id, a.token, p.snapshot, \(Self.stateColumns), p.occurred_at, p.attempts,
+        p.expires_at, p.enqueued_at
+      FROM pending p JOIN activities a ON a.order_id = p.order_id
+      WHERE a.token IS NOT NULL AND p.not_before <= ?
+        AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
+      ORDER BY p.not_before LIMIT ?
+      """, now, now, sender, limit
+    )
+    .map { row in
+      DueUpdate(
+        orderId: try row.string(0), token: try row.string(1),
+        snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
+        // Columns 3…8 are the state's.
+        state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
+        enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
+        expiresAt: Date(timeIntervalSince1970: try row.double(11)))
     }
+  }
+
+  /// Claims the activities of `orderIds` for `sender` until `until`: no other sender takes their
+  /// updates meanwhile, so an activity's pushes go one at a time, each decided on the state the
+  /// last one left.
+  public func claimActivities(_ orderIds: [String], sender: String, until: Date, in db: any SQLConnection)
+    throws
+  {
+    for chunk in Self.chunks(orderIds) {
+      try db.execute(
+        "UPDATE activities SET sender = ?, sending_until = ? WHERE order_id IN \(Self.list(chunk.count))",
+        bindings: [sender, until.timeIntervalSince1970] + chunk)
+    }
+  }
+
+  /// Lets `sender`'s claim on the activity go (its push is recorded).
+  public func releaseActivity(_ orderId: String, sender: String, in db: any SQLConnection) throws {
+    try db.execute(
+      "UPDATE activities SET sending_until = NULL WHERE order_id = ? AND sender = ?", orderId, sender)
   }
 
   /// A queued alert for one device.
@@ -225,23 +254,51 @@ public final class NotifyStore: Sendable {
     public var expiresAt: Date
   }
 
-  /// Queued alerts due at `now` whose device still belongs to the alert's user, oldest first.
+  /// Queued alerts due at `now` (tests, operators; `DeliveryEngine` claims what it sends).
   public func dueAlerts(at now: Date, limit: Int) throws -> [DueAlert] {
-    try database.read { db in
-      try db.query(
-        """
-        SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at FROM alerts a
-        JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
-        WHERE a.not_before <= ? ORDER BY a.not_before LIMIT ?
-        """, now.timeIntervalSince1970, limit
-      ).map {
-        DueAlert(
-          seq: try $0.int64(0), token: try $0.string(1), orderId: try $0.string(2),
-          text: AlertText(title: try $0.string(3), body: try $0.string(4)),
-          occurredAt: Date(timeIntervalSince1970: try $0.double(5)), attempts: try $0.int(6),
-          expiresAt: Date(timeIntervalSince1970: try $0.double(7)))
-      }
+    try database.read { try self.dueAlerts(at: now, limit: limit, sender: "", in: $0) }
+  }
+
+  /// Queued alerts due at `now` whose device still belongs to the alert's user and that `sender`
+  /// may send (no other sender's claim holds at `now`), oldest first.
+  public func dueAlerts(at now: Date, limit: Int, sender: String, in db: any SQLConnection) throws
+    -> [DueAlert]
+  {
+    let now = now.timeIntervalSince1970
+    return try db.query(
+      """
+      SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at FROM alerts a
+      JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
+      WHERE a.not_before <= ? AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
+      ORDER BY a.not_before, a.seq LIMIT ?
+      """, now, now, sender, limit
+    )
+    .map {
+      DueAlert(
+        seq: try $0.int64(0), token: try $0.string(1), orderId: try $0.string(2),
+        text: AlertText(title: try $0.string(3), body: try $0.string(4)),
+        occurredAt: Date(timeIntervalSince1970: try $0.double(5)), attempts: try $0.int(6),
+        expiresAt: Date(timeIntervalSince1970: try $0.double(7)))
     }
+  }
+
+  /// Claims the alerts `seqs` for `sender` until `until`: no other sender sends them meanwhile.
+  public func claimAlerts(_ seqs: [Int64], sender: String, until: Date, in db: any SQLConnection) throws {
+    for chunk in Self.chunks(seqs) {
+      try db.execute(
+        "UPDATE alerts SET sender = ?, sending_until = ? WHERE seq IN \(Self.list(chunk.count))",
+        bindings: [sender, until.timeIntervalSince1970] + chunk)
+    }
+  }
+
+  /// `(?, ?, …)` for `count` values.
+  private static func list(_ count: Int) -> String {
+    "(" + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+  }
+
+  /// `values` in pieces small enough to bind in one statement on either engine.
+  private static func chunks<Value: SQLBindable>(_ values: [Value]) -> [[any SQLBindable]] {
+    stride(from: 0, to: values.count, by: 250).map { Array(values[$0..<min($0 + 250, values.count)]) }
   }
 
   /// The activity of `orderId` (tests, operators).

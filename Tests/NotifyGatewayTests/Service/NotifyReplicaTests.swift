@@ -1,0 +1,108 @@
+import APNsSimulator
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerTestSupport
+import Synchronization
+import Testing
+
+@testable import NotifyGateway
+
+/// Two replicas of NotifyGateway on one PostgreSQL database, their delivery rounds running at
+/// the same time against one slow APNs: each update and each alert goes out once, and an
+/// activity's pushes go one at a time, each after the last was recorded.
+@Suite struct NotifyReplicaTests {
+  /// Answers 200 after `delay`, recording each request's token and how many to that token were
+  /// in flight when it arrived.
+  final class SlowTransport: APNsTransport {
+    let delay: Duration
+    let sent = Mutex<[String]>([])
+    let inFlight = Mutex<[String: Int]>([:])
+    let overlaps = Atomic<Int>(0)
+
+    init(delay: Duration) { self.delay = delay }
+
+    func send(_ request: APNsRequest) async throws -> APNsResponse {
+      let token = request.token
+      let concurrent = inFlight.withLock { flights in
+        flights[token, default: 0] += 1
+        return flights[token]!
+      }
+      if concurrent > 1 { overlaps.add(1, ordering: .relaxed) }
+      sent.withLock { $0.append(token) }
+      try? await Task.sleep(for: delay)
+      inFlight.withLock { $0[token, default: 1] -= 1 }
+      return .ok
+    }
+
+    func count(_ token: String) -> Int { sent.withLock { $0.filter { $0 == token }.count } }
+  }
+
+  @Test func twoReplicasSendEachUpdateAndAlertOnce() async throws {
+    let location = try TestEngine.postgres.freshLocation("notify")
+    defer { location.remove() }
+    let transport = SlowTransport(delay: .milliseconds(40))
+    let clock = ManualClock()
+    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
+    let a = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
+    let b = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let orders = (0..<24).map { "o\($0)" }
+    for (index, order) in orders.enumerated() {
+      try a.activity(order, token: NotifyFixture.activityToken(index))
+      try a.update(a.snapshot(order, 1, .picking))
+    }
+    for device in 0..<6 { try b.app.commands.registerDevice(NotifyFixture.deviceToken(device), user: "u1") }
+    try b.app.commands.queueAlert(
+      AlertText(title: "Order confirmed", body: "We're packing your order."), user: "u1", orderId: "o1",
+      occurredAt: clock.now(), messageID: "m-alert", consumer: queue)
+
+    // Both replicas' rounds at once, and again while newer versions arrive.
+    async let first = (a.app.engine.round(), b.app.engine.round())
+    _ = await first
+    for (index, order) in orders.enumerated() {
+      try (index % 2 == 0 ? a : b).update(a.snapshot(order, 2, .onTheWay))
+    }
+    async let second: Void = a.deliver()
+    async let third: Void = b.deliver()
+    _ = await (second, third)
+
+    for index in orders.indices {
+      #expect(transport.count(NotifyFixture.activityToken(index)) == 2, "activity \(index)")
+    }
+    for device in 0..<6 {
+      #expect(transport.count(NotifyFixture.deviceToken(device)) == 1, "device \(device)")
+    }
+    #expect(transport.overlaps.load(ordering: .relaxed) == 0, "two pushes to one token in flight at once")
+    for order in orders {
+      #expect(try a.app.store.activity(order)?.state.lastVersion == 2)
+    }
+    #expect(try a.app.store.pendingCount() == 0)
+  }
+
+  @Test func aReplicaThatStoppedMidRoundHasItsClaimsTakenOverOnceTheyRunOut() async throws {
+    let location = try TestEngine.postgres.freshLocation("notify")
+    defer { location.remove() }
+    let transport = SlowTransport(delay: .milliseconds(1))
+    let clock = ManualClock()
+    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
+    let a = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
+    let b = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    try a.activity("o1", token: NotifyFixture.activityToken(1))
+    try a.update(a.snapshot("o1", 1, .picking))
+    // Replica a claims the update and stops before sending it (its claim stays behind).
+    let sender = "a"
+    _ = try await a.app.store.database.writeAsync { db in
+      let due = try a.app.store.dueUpdates(at: clock.now(), limit: 10, sender: sender, in: db)
+      try a.app.store.claimActivities(due.map(\.orderId), sender: sender, until: clock.now() + 30, in: db)
+    }
+    #expect(await b.app.engine.round() == false, "b sent what a holds")
+    clock.advance(by: 31)
+    await b.deliver()
+    #expect(transport.count(NotifyFixture.activityToken(1)) == 1)
+    #expect(try b.app.store.pendingCount() == 0)
+  }
+}
