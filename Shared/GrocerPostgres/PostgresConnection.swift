@@ -39,6 +39,9 @@ public final class PostgresConnection: SQLConnection {
       throw .open(path: Self.redacted(url), message: message)
     }
     handle = connection
+    // libpq prints the server's notices on stderr; the ones below a warning (an `IF NOT EXISTS`
+    // that skipped) are not worth a line in a service's log.
+    PQclear(PQexec(connection, "SET client_min_messages = warning"))
   }
 
   deinit { close() }

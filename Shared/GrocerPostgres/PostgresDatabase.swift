@@ -223,7 +223,8 @@ public final class PostgresDatabase: SQLDatabase {
       try connection.executeScript("COMMIT")
       return result
     } catch {
-      if !connection.isBroken { try? connection.executeScript("ROLLBACK") }
+      // A COMMIT that failed (a serialization failure) has ended the transaction already.
+      if !connection.isBroken, connection.inTransaction { try? connection.executeScript("ROLLBACK") }
       throw error
     }
   }
