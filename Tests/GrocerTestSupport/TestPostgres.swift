@@ -12,8 +12,15 @@ public enum TestPostgres {
     public var description: String { "PostgreSQL is not reachable and could not be started: \(output)" }
   }
 
+  /// A `deploy/local/postgres.sh` command that failed once the server ran (a bad name, bad SQL).
+  public struct CommandFailed: Error, CustomStringConvertible {
+    public var arguments: [String]
+    public var output: String
+    public var description: String { "postgres.sh \(arguments.joined(separator: " ")) failed: \(output)" }
+  }
+
   private static let started: Result<Void, Unavailable> = Result { try run(["start"]) }.map { _ in () }
-    .mapError { $0 as? Unavailable ?? Unavailable(output: "\($0)") }
+    .mapError { Unavailable(output: "\($0)") }
 
   /// Makes sure the server runs; throws (failing the test) if it cannot.
   public static func ensureRunning() throws {
@@ -41,10 +48,29 @@ public enum TestPostgres {
     try run(["psql", "-d", "postgres", "-Atc", sql])
   }
 
+  /// Stops the server the way an operator's fast shutdown does (every connection ended, open
+  /// transactions rolled back), then starts it again after `pause` (fault drills).
+  public static func restart(after pause: Duration) async throws {
+    try run(["stop"])
+    try await Task.sleep(for: pause)
+    try run(["start"])
+  }
+
+  /// The rows of `sql` in the database at `url` as a JSON array of objects (read with psql).
+  public static func jsonRows(_ url: String, _ sql: String) throws -> String {
+    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else {
+      throw CommandFailed(arguments: [url], output: "no database name")
+    }
+    return try run([
+      "psql", "-X", "-q", "-d", String(name), "-Atc",
+      "SELECT coalesce(json_agg(t), '[]'::json) FROM (\(sql)) t",
+    ])
+  }
+
   @discardableResult
   private static func run(_ arguments: [String]) throws -> String {
     let outcome = try Subprocess.runBlocking(["/bin/bash", script] + arguments)
-    guard outcome.status == 0 else { throw Unavailable(output: outcome.output) }
+    guard outcome.status == 0 else { throw CommandFailed(arguments: arguments, output: outcome.output) }
     return outcome.output
   }
 }

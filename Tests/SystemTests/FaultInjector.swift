@@ -45,10 +45,11 @@ final class FaultInjector: Sendable {
     var random = SplitMix64(seed: plan.seed)
     var kinds: [(String, String)] = []
     for _ in 0..<plan.killsPerService {
-      kinds += LocalSystem.names.shuffled(using: &random).map { ("kill -9", $0) }
+      kinds += system.processNames.shuffled(using: &random).map { ("kill -9", $0) }
     }
     for _ in 0..<plan.brokerRestarts { kinds.append(("broker restart", "rabbitmq")) }
     for _ in 0..<plan.diskFullEpisodes { kinds.append(("disk full", plan.diskFullService)) }
+    for _ in 0..<plan.databaseRestarts { kinds.append(("db restart", "postgresql")) }
     // Broker restarts and disk-full episodes mixed in among the kills, not all at the end.
     kinds.shuffle(using: &random)
     let start = plan.seconds * 0.08
@@ -86,6 +87,8 @@ final class FaultInjector: Sendable {
           note = "stopping: \(error)"
         }
         try await startBroker()
+      case "db restart":
+        try await TestPostgres.restart(after: .seconds(3))
       case "disk full":
         let log = system.logPath(step.target)
         let before = Self.fileSize(log)

@@ -26,13 +26,19 @@ struct FaultPlan: Sendable, Codable {
   var diskFullEpisodes: Int
   var diskFullSeconds: Double
   var diskFullService: String
+  /// PostgreSQL fast shutdowns and starts (`GROCER_FAULTS_DB_RESTARTS`), on PostgreSQL only.
+  var databaseRestarts: Int
+  /// Processes per service (`GROCER_FAULTS_REPLICAS`), PostgreSQL only.
+  var replicas: Int
   /// Concurrent customers (`GROCER_FAULTS_CUSTOMERS`) and staff/rider drivers (`GROCER_FAULTS_COURIERS`).
   var customers: Int
   var couriers: Int
   /// The fault schedule's seed (`GROCER_FAULTS_SEED`; random unless given, printed in the report).
   var seed: UInt64
 
-  init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+  /// On PostgreSQL (`engine`), two replicas of each service, a restart of the database server,
+  /// and no disk-full episode (the services' data is not on their disk).
+  init(environment: [String: String] = ProcessInfo.processInfo.environment, engine: TestEngine = .selected) {
     func number(_ name: String, _ fallback: Double) -> Double {
       environment[name].flatMap(Double.init) ?? fallback
     }
@@ -40,7 +46,10 @@ struct FaultPlan: Sendable, Codable {
     killsPerService = max(0, Int(number("GROCER_FAULTS_KILLS", 1)))
     brokerRestarts = max(0, Int(number("GROCER_FAULTS_BROKER_RESTARTS", 1)))
     restartsWholeNode = environment["GROCER_FAULTS_BROKER_RESTART"] == "node"
-    diskFullEpisodes = max(0, Int(number("GROCER_FAULTS_DISK_FULL", 1)))
+    let postgres = engine == .postgres
+    diskFullEpisodes = postgres ? 0 : max(0, Int(number("GROCER_FAULTS_DISK_FULL", 1)))
+    databaseRestarts = postgres ? max(0, Int(number("GROCER_FAULTS_DB_RESTARTS", 1))) : 0
+    replicas = postgres ? min(9, max(1, Int(number("GROCER_FAULTS_REPLICAS", 2)))) : 1
     diskFullSeconds = max(1, number("GROCER_FAULTS_DISK_FULL_SECONDS", 5))
     diskFullService = environment["GROCER_FAULTS_DISK_SERVICE"] ?? "order-service"
     customers = max(1, Int(number("GROCER_FAULTS_CUSTOMERS", 6)))

@@ -5,7 +5,9 @@ import Testing
 /// The fault suite: the whole system under a steady mixed load while services are killed with
 /// SIGKILL and restarted, RabbitMQ is restarted and one service's disk fills up; then the
 /// promises are checked from the services' data and APIs. The defaults are the short run CI does
-/// (about a minute and a half); `make faults` runs the long one. Set the size with
+/// (about a minute and a half); `make faults` runs the long one. On PostgreSQL
+/// (`make test DB=postgres`) every service runs as two replicas and the database server is
+/// restarted too (`FaultPlan`). Set the size with
 /// `GROCER_FAULTS_SECONDS`, `GROCER_FAULTS_KILLS`, `GROCER_FAULTS_BROKER_RESTARTS`,
 /// `GROCER_FAULTS_DISK_FULL`, `GROCER_FAULTS_DISK_FULL_SECONDS`, `GROCER_FAULTS_SEED`
 /// (`FaultPlan`); the report is printed and written as JSON to `GROCER_FAULTS_REPORT` (default: a
@@ -36,7 +38,7 @@ import Testing
     let system = try await LocalSystem.start(
       LocalSystem.Options(
         externalAPNs: true, tmpfsServices: plan.diskFullEpisodes > 0 ? [plan.diskFullService] : [],
-        isolated: true))
+        isolated: true, replicas: plan.replicas))
     let injector = FaultInjector(system: system, plan: plan)
     var failed = true
     try await withCleanup({

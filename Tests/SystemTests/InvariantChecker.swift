@@ -5,7 +5,8 @@ import GrocerRabbitMQ
 import GrocerTestSupport
 
 /// Checks the promises after a fault run, from the services' own data (their SQLite databases
-/// opened read-only with the `sqlite3` tool, never written) and APIs, against what the client saw.
+/// opened read-only with the `sqlite3` tool, or their PostgreSQL databases read with `psql`; never
+/// written) and APIs, against what the client saw.
 struct InvariantChecker {
   /// One invariant: how many things it looked at and what it found wrong.
   struct Result: Sendable, Codable {
@@ -26,6 +27,10 @@ struct InvariantChecker {
 
   /// Rows of `sql` against the service's database file, read-only, as JSON objects.
   func rows(_ service: String, _ file: String, _ sql: String) throws -> [[String: Any]] {
+    if let url = system.databaseURL(service, file) {
+      let json = try TestPostgres.jsonRows(url, sql)
+      return (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]]) ?? []
+    }
     let path = system.dataDirectory(service).appendingPathComponent(file).path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")

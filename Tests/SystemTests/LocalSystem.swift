@@ -16,6 +16,9 @@ import Testing
 /// `make run` or another test is not disturbed), the demo assortment loaded, and nginx as the
 /// gateway in front (`deploy/local/gateway.sh` with the same configuration `make run` uses).
 ///
+/// On PostgreSQL (`Options.engine`, `make test DB=postgres`) each service gets fresh databases of
+/// its own, and can run as several replicas behind the gateway (`Options.replicas`).
+///
 /// For the fault suite it can also kill a service with SIGKILL and start it again on the same
 /// port and data directory, put one service's data directory on a small tmpfs that can be filled
 /// (disk full), and run the APNs simulator as a process of its own behind an HTTP/2 TLS front
@@ -32,6 +35,10 @@ final class LocalSystem: @unchecked Sendable {
   private var apnsSimulator: Process?
   private var apnsFront: NginxH2Front?
   private var mounts: [String] = []
+  /// Service → its database file's name (as on SQLite) → the PostgreSQL database holding it.
+  private let databases: [String: [String: String]]
+  /// Every process's name, the services' replicas after their first (`order-service-2`, …).
+  let processNames: [String]
   /// The run's queues: each service's queue and parking queue, and the request/reply queues.
   let queues: [String]
   /// The broker vhost of this system alone (`Options.isolated`), deleted by `stop`; nil: `/`.
@@ -61,6 +68,10 @@ final class LocalSystem: @unchecked Sendable {
     /// `grocer.events` reach this system's queues only, and other tests' events never reach it;
     /// costs a few seconds of `rabbitmqctl`.
     var isolated = false
+    /// Where the services keep their data: SQLite files, or fresh PostgreSQL databases.
+    var engine = TestEngine.selected
+    /// Processes per service (more than one needs PostgreSQL), the gateway spreading requests.
+    var replicas = 1
   }
 
   /// One service process, with what it takes to start it again the same way.
@@ -83,10 +94,20 @@ final class LocalSystem: @unchecked Sendable {
 
   static let names = ["stock-service", "cart-service", "order-service", "tracking-service", "notify-gateway"]
 
+  /// The database files of each service, as SQLite names them.
+  static let databaseFiles = [
+    "stock-service": ["stock.sqlite"], "cart-service": ["cart.sqlite"],
+    "order-service": ["order.sqlite", "payment-simulator.sqlite"], "tracking-service": ["tracking.sqlite"],
+    "notify-gateway": ["notify.sqlite"],
+  ]
+
   private init(
     gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String], simulatorURL: URL,
-    vhost: String?, queueNames: [String: String], rpcQueues: [String]
+    vhost: String?, queueNames: [String: String], rpcQueues: [String], databases: [String: [String: String]],
+    processNames: [String]
   ) {
+    self.databases = databases
+    self.processNames = processNames
     self.gateway = gateway
     self.directory = directory
     self.gatewayEnvironment = gatewayEnvironment
@@ -118,8 +139,22 @@ final class LocalSystem: @unchecked Sendable {
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grocer-system-\(run)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try #require(options.replicas == 1 || options.engine == .postgres, "replicas need PostgreSQL")
     var ports: [String: Int] = [:]
-    for name in names { ports[name] = try LocalPort.free() }
+    for name in names { ports[name] = try freePort(replicas: options.replicas) }
+    var databases: [String: [String: String]] = [:]
+    if options.engine == .postgres {
+      for name in names {
+        for file in databaseFiles[name]! {
+          let prefix =
+            "system_"
+            + file.replacingOccurrences(of: ".sqlite", with: "").replacingOccurrences(
+              of: "-", with: "_")
+          databases[name, default: [:]][file] = try TestPostgres.freshDatabase(prefix)
+        }
+      }
+    }
+    let processNames = names.flatMap { name in (1...options.replicas).map { replicaName(name, $0) } }
     let gatewayPort = try LocalPort.free()
 
     // Queue names of this run only: nothing else consumes them.
@@ -148,6 +183,7 @@ final class LocalSystem: @unchecked Sendable {
     ]
     var gatewayEnvironment = [
       "GROCER_VAR_DIR": directory.appendingPathComponent("var").path, "GROCER_GATEWAY_PORT": "\(gatewayPort)",
+      "GROCER_DB": options.engine.rawValue, "GROCER_REPLICAS": "\(options.replicas)",
     ]
     if let limit = options.gatewayRateLimit {
       gatewayEnvironment["GROCER_GATEWAY_RATE_LIMIT"] = "\(limit.perSecond)"
@@ -171,7 +207,8 @@ final class LocalSystem: @unchecked Sendable {
       queueNames: [
         "stock-service": stock, "cart-service": cart, "tracking-service": tracking, "notify-gateway": notify,
       ],
-      rpcQueues: ["\(stock).reservations", "\(stock).catalogue", "\(cart).checkout"])
+      rpcQueues: ["\(stock).reservations", "\(stock).catalogue", "\(cart).checkout"], databases: databases,
+      processNames: processNames)
     do {
       var notifyEnvironment: [String: String] = [:]
       if options.externalAPNs { notifyEnvironment = try await system.startAPNsSimulator() }
@@ -183,18 +220,31 @@ final class LocalSystem: @unchecked Sendable {
         if options.tmpfsServices.contains(name) {
           try system.mountTmpfs(at: data.path, size: options.tmpfsSize)
         }
-        let environment = shared.merging(own[name]!) { $1 }.merging([
+        var serviceEnvironment = shared.merging(own[name]!) { $1 }.merging([
           "GROCER_HTTP_PORT": "\(ports[name]!)", "GROCER_DATA_DIR": data.path,
         ]) { $1 }.merging(name == "notify-gateway" ? notifyEnvironment : [:]) { $1 }
-        let executable = try ServiceExecutable(name, environment: environment)
-        if name == "stock-service" || name == "cart-service" {
-          try #require(try executable.runToEnd(["load-demo"]) == 0, "\(name) load-demo failed")
+        if let urls = databases[name] {
+          serviceEnvironment["GROCER_DATABASE_URL"] = urls[databaseFiles[name]![0]]
+          serviceEnvironment["GROCER_PAYMENT_SIM_DATABASE_URL"] = urls["payment-simulator.sqlite"]
         }
-        let slot = ServiceSlot(
-          name: name, port: ports[name]!, executable: executable, dataDirectory: data,
-          logPath: logs.appendingPathComponent("\(name).log").path)
-        system.lock.withLock { system.services[name] = slot }
-        try await system.launch(slot)
+        if name == "stock-service" || name == "cart-service" {
+          let setup = try ServiceExecutable(name, environment: serviceEnvironment)
+          try #require(try setup.runToEnd(["load-demo"]) == 0, "\(name) load-demo failed")
+        }
+        for replica in 1...options.replicas {
+          // Replica k listens 100 × (k − 1) above the first, as the gateway expects.
+          let (process, port) = (replicaName(name, replica), ports[name]! + 100 * (replica - 1))
+          let executable = try ServiceExecutable(
+            name,
+            environment: serviceEnvironment.merging([
+              "GROCER_HTTP_PORT": "\(port)", "GROCER_REPLICA_ID": process,
+            ]) { $1 })
+          let slot = ServiceSlot(
+            name: process, port: port, executable: executable, dataDirectory: data,
+            logPath: logs.appendingPathComponent("\(process).log").path)
+          system.lock.withLock { system.services[process] = slot }
+          try await system.launch(slot)
+        }
       }
       try await system.startGateway()
     } catch {
@@ -218,7 +268,7 @@ final class LocalSystem: @unchecked Sendable {
       nginx.terminate()
       _ = await eventually(timeout: .seconds(5)) { !nginx.isRunning }
     }
-    let slots = lock.withLock { Self.names.reversed().compactMap { services[$0] } }
+    let slots = lock.withLock { processNames.reversed().compactMap { services[$0] } }
     for slot in slots {
       guard let process = slot.process, process.isRunning else { continue }
       kill(process.processIdentifier, SIGTERM)
@@ -240,8 +290,26 @@ final class LocalSystem: @unchecked Sendable {
     }
     var logs: [String: String] = [:]
     for slot in slots { logs[slot.name] = (try? String(contentsOfFile: slot.logPath, encoding: .utf8)) ?? "" }
-    if !keepFiles { try? FileManager.default.removeItem(at: directory) }
+    if !keepFiles {
+      try? FileManager.default.removeItem(at: directory)
+      for url in databases.values.flatMap(\.values) { TestPostgres.drop(url) }
+    }
     return logs
+  }
+
+  /// The PostgreSQL database holding what SQLite keeps in the service's `file`; nil on SQLite.
+  func databaseURL(_ service: String, _ file: String) -> String? { databases[service]?[file] }
+
+  /// The name of replica `k` of `service`: the first keeps the service's own.
+  static func replicaName(_ service: String, _ k: Int) -> String { k == 1 ? service : "\(service)-\(k)" }
+
+  /// A free port whose replicas' ports (100 apart) are free too.
+  static func freePort(replicas: Int) throws -> Int {
+    while true {
+      let port = try LocalPort.free()
+      let others = (1..<replicas).map { port + 100 * $0 }
+      if others.allSatisfy({ $0 < 65_536 && !LocalPort.accepts($0) }) { return port }
+    }
   }
 
   // MARK: - Faults
