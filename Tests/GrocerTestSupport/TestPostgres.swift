@@ -29,11 +29,25 @@ public enum TestPostgres {
 
   /// Creates a new, empty database and returns its URL (`GROCER_DATABASE_URL`'s form).
   public static func freshDatabase(_ prefix: String = "test") throws -> String {
+    let url = try unusedDatabase(prefix)
+    try create(url)
+    return url
+  }
+
+  /// The URL of a database that does not exist yet (`create` makes it).
+  public static func unusedDatabase(_ prefix: String = "test") throws -> String {
     try ensureRunning()
     let name =
       "\(prefix)_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-    try run(["createdb", name])
     return try run(["url", name]).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// Creates the database `url` names.
+  public static func create(_ url: String) throws {
+    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else {
+      throw CommandFailed(arguments: [url], output: "no database name")
+    }
+    try run(["createdb", String(name)])
   }
 
   /// Drops a database `freshDatabase` made, closing whatever connections it still has.

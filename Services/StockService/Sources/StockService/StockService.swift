@@ -45,7 +45,11 @@ public func buildStockService(
     store: store, clock: clock, ids: ids, reservationTTL: configuration.reservationTTL, logger: logger)
   let cache = StockCache(timeToLive: configuration.cacheTTL)
   let hubs = HubDirectory()
-  hubs.replace(with: try store.hubIDs())
+  // Without the database (PostgreSQL not up yet) the directory starts empty: a hub it does not
+  // hold is asked of the database before a 404, so nothing is refused that exists.
+  do { hubs.replace(with: try store.hubIDs()) } catch {
+    logger.warning("hubs not read at start; each is read when first asked for", ["error": "\(error)"])
+  }
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(

@@ -36,11 +36,12 @@ final class CatalogueSync: LifecycleService {
   }
 
   func start() async throws {
-    guard try !commands.store.catalogueSynced() else { return }
     let loop = Task { [self] in
       var delay = Duration.milliseconds(500)
       while !Task.isCancelled {
         do {
+          // Read in the loop: a database that is not up yet is asked again like StockService.
+          if try commands.store.catalogueSynced() { return }
           let counts = try await syncOnce()
           logger.info(
             "catalogue copy filled from stock-service",

@@ -1,0 +1,66 @@
+import Foundation
+import GrocerTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Every service executable against a PostgreSQL database that is not there yet: it starts
+/// anyway, `/health/ready` answers 503 naming the database, and once the database exists it is
+/// migrated and the service becomes ready without a restart. A connection string that is not
+/// PostgreSQL's stops it at once with a message that says so.
+@Suite(.serialized) struct DatabaseLaterTests {
+  init() throws { try TestBroker.ensureRunning() }
+
+  /// A service on a port of its own, its queues named for this test alone.
+  func environment(_ service: String, port: Int, url: String, payments: String) -> [String: String] {
+    let run = "later-\(UUID().uuidString.prefix(6).lowercased())"
+    return [
+      "GROCER_HTTP_PORT": "\(port)", "GROCER_HTTP_HOST": "127.0.0.1", "GROCER_LOG_LEVEL": "warning",
+      "GROCER_DATA_DIR": NSTemporaryDirectory() + run, "GROCER_SERVICE_NAME": "\(service)-\(run)",
+      "GROCER_QUEUE_EXPIRES": "60", "GROCER_RESERVATION_QUEUE": "\(run).reservations",
+      "GROCER_CATALOGUE_QUEUE": "\(run).catalogue", "GROCER_CART_CHECKOUT_QUEUE": "\(run).checkout",
+      "GROCER_DATABASE_URL": url, "GROCER_PAYMENT_SIM_DATABASE_URL": payments,
+    ]
+  }
+
+  @Test(arguments: LocalSystem.names)
+  func aServiceStartedBeforeItsDatabaseIsNotReadyUntilItComes(service: String) async throws {
+    let (url, payments) = (try TestPostgres.unusedDatabase("later"), try TestPostgres.unusedDatabase("later"))
+    defer {
+      TestPostgres.drop(url)
+      TestPostgres.drop(payments)
+    }
+    let port = try LocalPort.free()
+    let running = try ServiceExecutable(
+      service, environment: environment(service, port: port, url: url, payments: payments)
+    ).start()
+    let ready = URL(string: "http://127.0.0.1:\(port)/health/ready")!
+    #expect(await running.answers(ready, status: 503), "\(service): \(running.logText)")
+    let (body, _) = try await URLSession.shared.data(from: ready)
+    #expect(String(decoding: body, as: UTF8.self).contains(#""database":"down""#), "\(service)")
+    #expect(running.isRunning, "\(service) stopped: \(running.logText)")
+
+    try TestPostgres.create(url)
+    try TestPostgres.create(payments)
+    #expect(
+      await running.answers(ready, timeout: .seconds(30)), "\(service) never became ready: \(running.logText)"
+    )
+    let ending = await running.terminate()
+    #expect(ending.exited && ending.status == 0, "\(service): \(ending.log)")
+  }
+
+  @Test(arguments: LocalSystem.names)
+  func aConnectionStringThatIsNotPostgreSQLsStopsTheService(service: String) async throws {
+    let port = try LocalPort.free()
+    let running = try ServiceExecutable(
+      service,
+      environment: environment(
+        service, port: port, url: "mysql://grocer@127.0.0.1/grocer", payments: "")
+    ).start()
+    let status = await running.exitStatus(within: .seconds(20))
+    #expect(status != nil && status != 0, "\(service) still runs or exited 0")
+    #expect(running.logText.contains("GROCER_DATABASE_URL must be a postgresql:// URL"), "\(running.logText)")
+  }
+}
