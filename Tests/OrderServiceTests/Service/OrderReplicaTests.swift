@@ -67,6 +67,35 @@ import Testing
     }
   }
 
+  @Test func tenConcurrentPostsOfOneKeyOnTwoReplicasPlaceOneOrderChargedOnce() async throws {
+    let world = try OrderWorld(engine: .postgres)
+    try await world.start()
+    let replica = try await world.startReplica(2)
+    try await withCleanup({
+      await world.stopReplica(replica.app)
+      await world.stop()
+    }) {
+      let cart = try await world.put("p1", 3)
+      let clients = [world.orderClient, replica.client]
+      let responses = await withTaskGroup(of: HTTPResponse.self) { group in
+        for index in 0..<10 {
+          group.addTask {
+            await world.placeOrder(key: "k-burst", version: cart.version, through: clients[index % 2])
+          }
+        }
+        var all: [HTTPResponse] = []
+        for await response in group { all.append(response) }
+        return all
+      }
+      let firsts = responses.filter { $0.status == 201 && $0.headers["Idempotent-Replayed"] == nil }
+      #expect(firsts.count == 1, "\(responses.map { "\($0.status) \($0.bodyString)" })")
+      #expect(responses.allSatisfy { [201, 409].contains($0.status) })
+      #expect(Set(responses.filter { $0.status == 201 }.map(\.body)).count == 1)
+      #expect(try world.charges().count == 1)
+      #expect(try world.order.store.countsBySteps() == [.confirmed: 1])
+    }
+  }
+
   @Test func aCallbackThatReachesTheOtherReplicaSettlesTheOrder() async throws {
     let world = try OrderWorld(engine: .postgres)
     try await world.start()
