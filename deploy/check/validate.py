@@ -295,6 +295,15 @@ def check_compose():
             check(service["environment"].get("GROCER_HTTP_PORT") == port, f"{rel(path)}: {name} port")
             check("/health/" in " ".join(service["healthcheck"]["test"]), f"{rel(path)}: {name} healthcheck")
     check("8080:8080" in " ".join(services.get("gateway", {}).get("ports", [])), f"{rel(path)}: gateway not on 8080")
+    # StockService on PostgreSQL as two replicas (issue 23).
+    check("healthcheck" in services.get("postgres", {}), f"{rel(path)}: no PostgreSQL service with a healthcheck")
+    stock = services.get("stock-service", {})
+    check((stock.get("deploy") or {}).get("replicas", 1) >= 2, f"{rel(path)}: stock-service not two replicas")
+    check(
+        str(stock.get("environment", {}).get("GROCER_DATABASE_URL", "")).startswith("postgresql://")
+        and "postgres" in (stock.get("depends_on") or {}),
+        f"{rel(path)}: stock-service not on the postgres service",
+    )
     conf = (DEPLOY / "docker" / "rabbitmq" / "rabbitmq.conf").read_text()
     check("load_definitions = /etc/rabbitmq/definitions.d" in conf, "rabbitmq.conf: no load_definitions")
     users = json.loads((DEPLOY / "docker" / "rabbitmq" / "users.json").read_text())
@@ -370,8 +379,18 @@ def check_kubernetes(definitions):
         check(env.get("GROCER_HTTP_PORT", {}).get("value") == str(port), f"{rel(path)}: GROCER_HTTP_PORT")
         sources = [next(iter(s.values()))["name"] for s in container.get("envFrom", [])]
         check("grocer-jwt" in sources and "grocer-jwt" in by_kind.get("Secret", {}), f"{rel(path)}: JWT secret not from a Secret")
-        claims = [v["persistentVolumeClaim"]["claimName"] for v in deployment["spec"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v]
-        check(claims and all(c in by_kind.get("PersistentVolumeClaim", {}) for c in claims), f"{rel(path)}: data volume claim")
+        # On PostgreSQL (issue 23): several replicas, no volume claim or node pinning, the
+        # connection string built from the database cluster's secret.
+        spec = deployment["spec"]["template"]["spec"]
+        check(deployment["spec"].get("replicas", 1) >= 2, f"{rel(path)}: fewer than two replicas")
+        check(not any("persistentVolumeClaim" in v for v in spec.get("volumes", [])), f"{rel(path)}: a volume claim")
+        check("affinity" not in spec, f"{rel(path)}: pinned by affinity")
+        url = env.get("GROCER_DATABASE_URL", {}).get("value", "")
+        check(url.startswith("postgresql://") and url.split("?")[0].endswith(f"/grocer_{short}"), f"{rel(path)}: GROCER_DATABASE_URL")
+        check(
+            env.get("PGPASSWORD", {}).get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "grocer-postgres-app",
+            f"{rel(path)}: the database password not from the cluster's secret",
+        )
     for path, document in documents:
         if document.get("kind") == "Deployment":
             for container in document["spec"]["template"]["spec"]["containers"]:
@@ -386,6 +405,14 @@ def check_kubernetes(definitions):
         ),
         "kubernetes: no CPU HorizontalPodAutoscaler targeting the stock-service Deployment",
     )
+    databases = by_kind.get("Cluster", {})
+    if check("grocer-postgres" in databases, "kubernetes: no CloudNativePG Cluster grocer-postgres"):
+        spec = databases["grocer-postgres"][1]["spec"]
+        check(spec.get("instances", 1) >= 2, "kubernetes: the PostgreSQL cluster has no standby")
+        initdb = spec.get("bootstrap", {}).get("initdb", {})
+        made = [initdb.get("database")] + [sql.split()[2] for sql in initdb.get("postInitSQL", []) if sql.startswith("CREATE DATABASE")]
+        for short in [s for _, s in SERVICES.values()] + ["payments"]:
+            check(f"grocer_{short}" in made, f"kubernetes: the PostgreSQL cluster does not create grocer_{short}")
     clusters = by_kind.get("RabbitmqCluster", {})
     check(any(d["spec"].get("replicas") == 3 for _, d in clusters.values()), "kubernetes: no 3-node RabbitmqCluster")
     maps = by_kind.get("ConfigMap", {})
