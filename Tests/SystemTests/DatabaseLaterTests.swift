@@ -1,4 +1,7 @@
 import Foundation
+import GrocerAuth
+import GrocerCore
+import GrocerRuntime
 import GrocerTestSupport
 import Testing
 
@@ -49,6 +52,46 @@ import Testing
     )
     let ending = await running.terminate()
     #expect(ending.exited && ending.status == 0, "\(service): \(ending.log)")
+  }
+
+  /// The database taken away under a running StockService (its connections ended, as a server
+  /// restart ends them, and the database renamed so none can be made): requests that need it are
+  /// 503 with `Retry-After`, never a 500 or a 404, and once it is back the service answers from it
+  /// again.
+  @Test func aDatabaseThatGoesAwayMidRunIs503WithRetryAfterUntilItIsBack() async throws {
+    let url = try TestPostgres.freshDatabase("later")
+    defer { TestPostgres.drop(url) }
+    let port = try LocalPort.free()
+    let running = try ServiceExecutable(
+      "stock-service", environment: environment("stock-service", port: port, url: url, payments: "")
+    ).start()
+    let base = "http://127.0.0.1:\(port)"
+    #expect(await running.answers(URL(string: base + "/health/ready")!), "\(running.logText)")
+    let now = Date()
+    let token = HS256Signer(secret: Settings.localJWTSecret).sign(
+      claims: TokenClaims(subject: "u1", role: .customer, hubs: [], issuedAt: now, expiresAt: now + 600))
+    @Sendable func hub() async throws -> (Int, String?) {
+      var request = URLRequest(url: URL(string: base + "/v1/hubs/h9")!)
+      request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+      let (_, response) = try await URLSession.shared.data(for: request)
+      let http = response as? HTTPURLResponse
+      return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
+    }
+    #expect(try await hub().0 == 404)
+    let name = String(URL(string: url)!.path.dropFirst())
+    let away = await eventually(timeout: .seconds(10)) {
+      (try? TestPostgres.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(name)_away"
+      )) != nil
+    }
+    try #require(away, "could not take the database away")
+    let gone = try await hub()
+    #expect(gone.0 == 503 && gone.1 != nil, "\(gone)")
+    try TestPostgres.psql("ALTER DATABASE \(name)_away RENAME TO \(name)")
+    let back = await eventually(timeout: .seconds(20)) { (try? await hub().0) == 404 }
+    #expect(back, "\(running.logText)")
+    let ending = await running.terminate()
+    #expect(ending.exited && ending.status == 0)
   }
 
   @Test(arguments: LocalSystem.names)
