@@ -160,8 +160,8 @@ import Testing
     }
   }
 
-  /// Read, add one, write back from many threads at once: SERIALIZABLE and the retries of its
-  /// conflicts lose no increment (READ COMMITTED would).
+  /// Read, add one, write back from many threads at once: the snapshot's first-updater-wins and
+  /// the retries of its conflicts lose no increment (READ COMMITTED would).
   @Test func concurrentReadModifyWritesLoseNothing() async throws {
     let counters = Migration(
       version: 1, name: "counters",
