@@ -27,7 +27,7 @@
 #   BENCH_SKUS            40     distinct SKUs the carts use (their counts are raised first)
 #   BENCH_STOCK_PORT 18181  BENCH_CART_PORT 18182  BENCH_ORDER_PORT 18183
 #   BENCH_LOG_LEVEL       the services' GROCER_LOG_LEVEL (default warning)
-#   BENCH_KEEP            1 keeps the work folder (logs, databases) after a successful run
+#   BENCH_KEEP            1 keeps the work folder (logs, databases; PostgreSQL's too) after a successful run
 #   BENCH_TRACE           a file: the fixed-rate run writes one line per order there (when it
 #                         was due in seconds from the start, latency in ms, status)
 #   BENCH_READY_TIMEOUT   seconds to wait for the catalogue and counts to reach CartService (120)
@@ -111,7 +111,11 @@ cleanup() {
   stop "$CART_PID"
   stop "$STOCK_PID"
   bench_vhost_drop
-  for name in "${DATABASES[@]}"; do bash "$POSTGRES_SCRIPT" dropdb "$name" >/dev/null 2>&1 || true; done
+  if [[ -z "${BENCH_KEEP:-}" ]]; then
+    for name in "${DATABASES[@]}"; do bash "$POSTGRES_SCRIPT" dropdb "$name" >/dev/null 2>&1 || true; done
+  elif ((${#DATABASES[@]} > 0)); then
+    log "kept the databases ${DATABASES[*]}"
+  fi
   if ((rc == 0)) && [[ -z "${BENCH_KEEP:-}" ]]; then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
 trap cleanup EXIT
