@@ -259,6 +259,37 @@ import Testing
     #expect(repriced.lines.first { $0.sku == "p4" }?.unitPrice == CartFixture.eur(1100))
   }
 
+  /// Fifty writes to one cart at once, spread over two replicas on one PostgreSQL database: no
+  /// update is lost and the versions rise one by one, as with one process.
+  @Test func concurrentWritesThroughTwoReplicasGetVersionsOneByOne() async throws {
+    let location = try TestEngine.postgres.freshLocation("cart")
+    defer { location.remove() }
+    let replicas = [
+      try CartFixture(sharing: location),
+      try CartFixture(sharing: location, seed: false, publishesChanges: true),
+    ]
+    let replies = try await withThrowingTaskGroup(of: (sku: SKU, quantity: Int, cart: CartView).self) {
+      group in
+      for (sku, offset) in [("p4", 0), ("p5", 25)] {
+        for index in 1...25 {
+          let replica = replicas[index % 2]
+          group.addTask { (sku, offset + index, try await replica.put(sku, offset + index)) }
+        }
+      }
+      var all: [(sku: SKU, quantity: Int, cart: CartView)] = []
+      for try await reply in group { all.append(reply) }
+      return all
+    }
+    #expect(replies.map(\.cart.version).sorted() == Array(1...50))
+    #expect(try replicas[0].cartEvents().map(\.version) == Array(1...50))
+    let final = try await replicas[1].cart()
+    #expect(final.version == 50)
+    for sku in ["p4", "p5"] {
+      let newest = replies.filter { $0.sku == sku }.max { $0.cart.version < $1.cart.version }!
+      #expect(final.lines.first { $0.sku == sku }?.quantity == newest.quantity)
+    }
+  }
+
   @Test func aSecondReadComesFromMemoryAndEveryKindOfChangeIsSeen() async throws {
     let fixture = try CartFixture()
     try await fixture.put("p1", 2)
