@@ -71,6 +71,23 @@ import Testing
   }
 
   @Test(arguments: TestEngine.allCases)
+  func anAttemptIsForgottenOnlyByTheReplicaHoldingIt(engine: TestEngine) throws {
+    let (a, b, location) = try stores(on: engine)
+    defer { location.remove() }
+    let orderId = try begin(a)
+    #expect(throws: OrderStoreError.self) {
+      try b.record(
+        .abandoned(compensate: false, reason: "late", detail: ""), of: orderId, reply: nil, event: nil)
+    }
+    #expect(try a.order(orderId)?.step == .received)
+    #expect(try a.lookup(user: "u1", key: "k1") != nil, "the key went with a refused abandon")
+    try a.record(
+      .abandoned(compensate: false, reason: "gone", detail: ""), of: orderId, reply: nil, event: nil)
+    #expect(try a.order(orderId) == nil)
+    #expect(try a.lookup(user: "u1", key: "k1") == nil)
+  }
+
+  @Test(arguments: TestEngine.allCases)
   func aDriveThatComesToRestLetsItsClaimGo(engine: TestEngine) throws {
     let (a, b, location) = try stores(on: engine)
     defer { location.remove() }

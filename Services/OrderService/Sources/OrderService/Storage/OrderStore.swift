@@ -218,11 +218,16 @@ public final class OrderStore: Sendable {
         set["payment_token"] = .null
       case .abandoned(let compensate, let reason, _):
         guard SagaStep.abandonable.contains(try step()) else { return nil }
-        try db.execute("DELETE FROM attempts WHERE order_id = ?", orderId)
         guard compensate else {
-          try db.execute("DELETE FROM orders WHERE order_id = ?", orderId)
+          // Forgotten only by the drive that holds it (as a move would be refused otherwise).
+          try db.execute("DELETE FROM orders WHERE order_id = ? AND driver = ?", orderId, self.lease.driver)
+          guard db.changes == 1 else {
+            throw OrderStoreError("order \(orderId) is driven by another replica")
+          }
+          try db.execute("DELETE FROM attempts WHERE order_id = ?", orderId)
           return nil
         }
+        try db.execute("DELETE FROM attempts WHERE order_id = ?", orderId)
         set = ["payment_token": .null, "message": .text(reason)]
       case .postponed:
         guard let row = try db.queryOne("SELECT retries FROM orders WHERE order_id = ?", orderId) else {
