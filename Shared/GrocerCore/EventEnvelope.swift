@@ -147,7 +147,9 @@ public enum EventTopology {
 /// Publishes messages and returns only when the broker has confirmed every one of them.
 ///
 /// The outbox relay marks rows sent only after this returns, so an error (a nack, a lost
-/// connection, a time-out) means "not known to be sent" and the rows are tried again.
+/// connection, a time-out) means "not known to be sent" and the rows are tried again. The
+/// messages are handed over before the call first suspends, so calls made one after another
+/// reach the broker in that order even while earlier ones still wait for their confirms.
 public protocol ConfirmedPublisher: Sendable {
   func publish(_ messages: [OutgoingMessage]) async throws
 }

@@ -157,7 +157,11 @@ public final class OutboxRelay: LifecycleService {
         if let last = batch.last {
           let publisher = self.publisher
           let messages = batch.map(\.message)
-          inFlight.append(InFlight(entries: batch, publish: Task { try await publisher.publish(messages) }))
+          // Started at once on this task, so `publish` hands this batch over before the relay
+          // reads the next: batches reach the broker in the order of their rows (two tasks
+          // started the ordinary way raced, and a later batch could go first).
+          inFlight.append(
+            InFlight(entries: batch, publish: Task.immediate { try await publisher.publish(messages) }))
           cursor = last.seq
           continue
         }
