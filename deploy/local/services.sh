@@ -13,6 +13,11 @@ LOG_PREFIX=services.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 READY_TIMEOUT="${GROCER_READY_TIMEOUT:-60}"
+# Replicas on one host share its cores: each gets its share of HTTP threads (two StockService
+# replicas with one thread each served 1.18x one replica at 64 connections on 2 cores, with two
+# each 0.87x; Benchmarks/README.md, issue 23). One replica gets every core, the default.
+CORES="$(nproc)"
+HTTP_THREADS="${GROCER_HTTP_THREADS:-$(((CORES + REPLICAS - 1) / REPLICAS))}"
 
 # GROCER_DB=postgres (`make run DB=postgres`) puts every service's data in a database of its own,
 # grocer_<folder>, on the local PostgreSQL (deploy/local/postgres.sh); SQLite files otherwise.
@@ -94,7 +99,7 @@ start_replica() {
     echo "--- $(date -u +%FT%TZ) start" >>"$logfile"
     # A plain command (not a function) so that $! is the service's own pid.
     GROCER_HTTP_PORT="$port" GROCER_DATA_DIR="$DATA_DIR/$folder" GROCER_REPLICA_ID="$stem" \
-      nohup "$bin" >>"$logfile" 2>&1 </dev/null &
+      GROCER_HTTP_THREADS="$HTTP_THREADS" nohup "$bin" >>"$logfile" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$pidfile"
   fi
