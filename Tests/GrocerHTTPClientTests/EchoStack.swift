@@ -82,7 +82,13 @@ final class EchoStack {
     await upstream.shutdown()
   }
 
-  func accessLog() throws -> [NginxH2Front.LogLine] { try front.accessLog() }
+  /// The front's access log once it holds `count` lines (nginx writes a line after the response
+  /// has gone, so a read right after the last answer can come too early), or after 5 s.
+  func accessLog(count: Int) async throws -> [NginxH2Front.LogLine] {
+    let front = self.front
+    _ = await eventually(timeout: .seconds(5)) { ((try? front.accessLog()) ?? []).count >= count }
+    return try front.accessLog()
+  }
 }
 
 /// Binds an IPv4 TCP socket to an ephemeral loopback port; returns it and the port.

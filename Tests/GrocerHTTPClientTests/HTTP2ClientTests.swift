@@ -55,7 +55,7 @@ import Testing
       #expect(response.body.isEmpty)
       #expect(client.connectionsOpened == 1)
       await client.shutdown()
-      let log = try stack.accessLog()
+      let log = try await stack.accessLog(count: 1)
       #expect(log.map(\.version) == ["HTTP/2.0"])
     }
   }
@@ -80,7 +80,7 @@ import Testing
       let expectedConnections = CurlGlobal.priorKnowledgeReuseIsBroken ? 20 : 1
       #expect(client.connectionsOpened == expectedConnections)
       await client.shutdown()
-      let log = try stack.accessLog()
+      let log = try await stack.accessLog(count: 20)
       #expect(log.count == 20)
       #expect(log.allSatisfy { $0.version == "HTTP/2.0" && $0.status == "200" })
     }
@@ -131,7 +131,7 @@ import Testing
       #expect(single.connectionsOpened == 1)
       await single.shutdown()
 
-      let log = try stack.accessLog()
+      let log = try await stack.accessLog(count: 400)
       #expect(log.count == 400)
       #expect(log.allSatisfy { $0.method == "POST" && $0.version == "HTTP/2.0" && $0.status == "200" })
       let byDefault = Set(log.filter { $0.uri.hasPrefix("/echo/default-") }.map(\.connection))
