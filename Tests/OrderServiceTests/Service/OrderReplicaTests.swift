@@ -13,14 +13,21 @@ import Testing
 /// replica a request, its retry or the provider's callback reaches, each key is one order,
 /// charged once.
 @Suite struct OrderReplicaTests {
-  @Test func ordersPlacedAndRetriedOnEitherReplicaAreEachChargedOnce() async throws {
+  /// A world on PostgreSQL with a second OrderService replica started beside its own.
+  static func withTwoReplicas(
+    _ body: (OrderWorld, (app: OrderServiceApp, client: TestClient)) async throws -> Void
+  ) async throws {
     let world = try OrderWorld(engine: .postgres)
     try await world.start()
     let replica = try await world.startReplica(2)
     try await withCleanup({
       await world.stopReplica(replica.app)
       await world.stop()
-    }) {
+    }) { try await body(world, replica) }
+  }
+
+  @Test func ordersPlacedAndRetriedOnEitherReplicaAreEachChargedOnce() async throws {
+    try await Self.withTwoReplicas { world, replica in
       let clients = [world.orderClient, replica.client]
       let users = (0..<8).map { "u\($0)" }
       var versions: [String: Int64] = [:]
@@ -68,13 +75,7 @@ import Testing
   }
 
   @Test func tenConcurrentPostsOfOneKeyOnTwoReplicasPlaceOneOrderChargedOnce() async throws {
-    let world = try OrderWorld(engine: .postgres)
-    try await world.start()
-    let replica = try await world.startReplica(2)
-    try await withCleanup({
-      await world.stopReplica(replica.app)
-      await world.stop()
-    }) {
+    try await Self.withTwoReplicas { world, replica in
       let cart = try await world.put("p1", 3)
       let clients = [world.orderClient, replica.client]
       let responses = await withTaskGroup(of: HTTPResponse.self) { group in
@@ -97,13 +98,7 @@ import Testing
   }
 
   @Test func aCallbackThatReachesTheOtherReplicaSettlesTheOrder() async throws {
-    let world = try OrderWorld(engine: .postgres)
-    try await world.start()
-    let replica = try await world.startReplica(2)
-    try await withCleanup({
-      await world.stopReplica(replica.app)
-      await world.stop()
-    }) {
+    try await Self.withTwoReplicas { world, replica in
       let cart = try await world.put("p2", 2)
       let response = await world.placeOrder(
         key: "k-3ds", version: cart.version, token: SimulatedPaymentProvider.threeDSToken)
