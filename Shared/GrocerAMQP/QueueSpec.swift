@@ -77,4 +77,8 @@ public enum AMQPDisposition: Sendable, Hashable {
   case retry
   /// Never going to work: dead-letter it to the parking queue at once (nack without requeue).
   case reject
+  /// Something it needs is down for now (the database restarting): the consumer keeps the
+  /// delivery, waits and runs the handler on it again, taking nothing new meanwhile. It is not
+  /// returned to the broker, so an outage does not use up its delivery limit.
+  case pause
 }

@@ -109,7 +109,7 @@ public final class PostgresConnection: SQLConnection {
     guard descriptor.fd >= 0 else { throw StorageError.closed }
     _ = poll(&descriptor, 1, timeoutMilliseconds)
     guard PQconsumeInput(handle) == 1 else {
-      throw StorageError.engine(code: 0, message: Self.message(of: handle), sql: nil)
+      throw StorageError.unavailable(message: Self.message(of: handle))
     }
     var count = 0
     while let notification = PQnotifies(handle) {
@@ -195,17 +195,25 @@ public final class PostgresConnection: SQLConnection {
         $0.isEmpty ? nil : $0
       }
       ?? handle.map { Self.message(of: $0) } ?? "connection closed"
-    throw Self.error(sqlState: state, message: text.trimmingCharacters(in: .whitespacesAndNewlines), sql: sql)
+    let message = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    // A connection that broke under the statement (the server restarted) has no SQLSTATE.
+    if state.isEmpty && isBroken { throw StorageError.unavailable(message: message) }
+    throw Self.error(sqlState: state, message: message, sql: sql)
   }
 
   /// SQLSTATE class 23 is a constraint violation; 40001 (serialization failure) and 40P01
-  /// (deadlock) are the conflicts a transaction retries. The numeric code is the SQLSTATE read
-  /// as a number where it is one (23505 for a unique violation), the SQLSTATE also leads the message.
+  /// (deadlock) are the conflicts a transaction retries; class 08 (connection exception),
+  /// 57P01–57P03 (the server shutting down or starting up) and 53300 (too many connections) say
+  /// the server is unavailable for now. The numeric code is the SQLSTATE read as a number where
+  /// it is one (23505 for a unique violation), the SQLSTATE also leads the message.
   static func error(sqlState: String, message: String, sql: String?) -> StorageError {
     let code = Int32(sqlState) ?? 0
     let text = sqlState.isEmpty ? message : "\(sqlState) \(message)"
     if sqlState.hasPrefix("23") { return .constraint(code: code, message: text) }
     if sqlState == "40001" || sqlState == "40P01" { return .busy(code: code, message: text) }
+    if sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(sqlState) {
+      return .unavailable(message: text)
+    }
     return .engine(code: code, message: text, sql: sql)
   }
 

@@ -195,7 +195,7 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
         }
         running += 1
         group.addTask { [self] in
-          let (disposition, reply) = await handler(delivery)
+          let (disposition, reply) = await untilNotPaused(generation) { await handler(delivery) }
           consumed?.increment()
           driver.submit { [self] channel in
             try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel, alone: true)
@@ -212,12 +212,22 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     guard !deliveries.isEmpty else { return }
     var outcomes: [(AMQPDisposition, Data?)] = []
     if let batchHandler, deliveries.count > 1 {
-      let dispositions = await batchHandler(deliveries.map(\.0))
-      outcomes = deliveries.indices.map {
-        (dispositions.indices.contains($0) ? dispositions[$0] : .retry, nil)
+      outcomes = Array(repeating: (.pause, nil), count: deliveries.count)
+      // The paused ones go to the handler again (the others are done); acks wait for all, so a
+      // `multiple` ack never covers a delivery still paused.
+      _ = await untilNotPaused(deliveries[0].2) { () -> (AMQPDisposition, Data?) in
+        let paused = outcomes.indices.filter { outcomes[$0].0 == .pause }
+        let dispositions = await batchHandler(paused.map { deliveries[$0].0 })
+        for (position, index) in paused.enumerated() {
+          outcomes[index].0 = dispositions.indices.contains(position) ? dispositions[position] : .retry
+        }
+        return (outcomes.contains { $0.0 == .pause } ? .pause : .ack, nil)
       }
+      for index in outcomes.indices where outcomes[index].0 == .pause { outcomes[index].0 = .retry }
     } else {
-      for (delivery, _, _) in deliveries { outcomes.append(await handler(delivery)) }
+      for (delivery, _, generation) in deliveries {
+        outcomes.append(await untilNotPaused(generation) { await handler(delivery) })
+      }
     }
     for ((delivery, tag, generation), (disposition, reply)) in zip(deliveries, outcomes) {
       consumed?.increment()
@@ -236,6 +246,30 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
         try self.settle(tag, generation, disposition, reply: reply, to: delivery, channel)
       }
     }
+  }
+
+  /// Runs `attempt` until it answers something other than `.pause`, waiting longer between
+  /// attempts (0.1 s doubling to 2 s). Gives up with `.retry` once the consumer stops or the
+  /// connection that delivered the message is gone (the broker delivers it again anyway).
+  private func untilNotPaused(
+    _ deliveryGeneration: Int, _ attempt: () async -> (AMQPDisposition, Data?)
+  ) async -> (AMQPDisposition, Data?) {
+    var outcome = await attempt()
+    guard outcome.0 == .pause else { return outcome }
+    logger.warning("a dependency is unavailable; the consumer waits and tries the delivery again")
+    var delay = Duration.milliseconds(100)
+    var attempts = 1
+    while outcome.0 == .pause {
+      if stopping.load(ordering: .acquiring) || driver.generation != deliveryGeneration {
+        return (.retry, nil)
+      }
+      try? await Task.sleep(for: delay)
+      delay = min(delay * 2, .seconds(2))
+      attempts += 1
+      outcome = await attempt()
+    }
+    logger.info("the delivery went through after waiting", ["attempts": String(attempts)])
+    return outcome
   }
 
   /// Whether a quorum queue will park this message when it is returned now: the broker
@@ -262,7 +296,7 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
       try channel.ack(tag, multiple: false)
     case .ack:
       ackUpTo = tag
-    case .retry:
+    case .retry, .pause:
       try flush(channel)
       try channel.nack(tag, requeue: true)
     case .reject:

@@ -21,12 +21,25 @@ public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConver
   case misuse(String)
   /// The database was closed.
   case closed
+  /// The database server went away or does not take connections now (a restart, a failover,
+  /// too many connections): the same work may well succeed in a moment.
+  case unavailable(message: String)
 
   /// True for constraint violations, the error a caller most often handles.
   public var isConstraintViolation: Bool {
     if case .constraint = self { return true }
     if case .migration(_, _, let underlying) = self { return underlying.isConstraintViolation }
     return false
+  }
+
+  /// True when the database cannot be reached or is locked for now rather than refusing this
+  /// work: a consumer waits and tries the same delivery again instead of returning it.
+  public var isUnavailable: Bool {
+    switch self {
+    case .open, .closed, .busy, .unavailable: true
+    case .migration(_, _, let underlying): underlying.isUnavailable
+    default: false
+    }
   }
 
   public var description: String {
@@ -42,6 +55,12 @@ public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConver
     case .column(let reason): "column error: \(reason)"
     case .misuse(let reason): "storage misuse: \(reason)"
     case .closed: "database is closed"
+    case .unavailable(let message): "database unavailable: \(message)"
     }
   }
+}
+
+extension Error {
+  /// Whether this is a `StorageError` that says the database is unreachable for now.
+  public var isDatabaseUnavailable: Bool { (self as? StorageError)?.isUnavailable ?? false }
 }

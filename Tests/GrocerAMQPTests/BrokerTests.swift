@@ -125,6 +125,86 @@ import Testing
     try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
   }
 
+  /// `.pause` (the database is down) keeps the delivery here: the handler gets it again, more
+  /// often than the delivery limit allows returns, and the next message waits its turn.
+  @Test func aPausedDeliveryIsTriedAgainHereWithoutUsingUpItsDeliveryLimit() async throws {
+    let queue = uniqueName("pause")
+    let pauses = EventTopology.deliveryLimit + 1
+    let handled = Recorder<String>()
+    let counts = Recorder<Int>()
+    let consumer = AMQPConsumer(
+      configuration: TestBroker.configuration(),
+      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()),
+      logger: logger, metrics: MetricsRegistry(),
+      handler: { delivery in
+        handled.append(delivery.messageID ?? "")
+        guard delivery.messageID == "m-0" else { return .ack }
+        counts.append(delivery.deliveryCount)
+        return counts.count <= pauses ? .pause : .ack
+      })
+    try await consumer.start()
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration(), logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    try await publisher.publish([message(queue, 0), message(queue, 1)])
+
+    #expect(await eventually(timeout: .seconds(15)) { handled.all.contains("m-1") })
+    #expect(handled.all == Array(repeating: "m-0", count: pauses + 1) + ["m-1"])
+    #expect(counts.all == Array(repeating: 0, count: pauses + 1), "never returned to the broker")
+    let configuration = TestBroker.configuration()
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0
+      })
+    #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 0)
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
+  /// In a batch only the paused deliveries go to the handler again; all are acked once they
+  /// went through, none parked.
+  @Test func aBatchHandlerGetsOnlyItsPausedDeliveriesAgain() async throws {
+    let queue = uniqueName("batch-pause")
+    let configuration = TestBroker.configuration()
+    let spec = QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum())
+    let publisher = AMQPPublisher(configuration: configuration, logger: logger, metrics: MetricsRegistry())
+    try await publisher.start()
+    let declare = AMQPConsumer(
+      configuration: configuration, queue: spec, logger: logger, metrics: MetricsRegistry(),
+      handler: { _ in .retry })
+    try await declare.start()
+    #expect(await declare.waitUntilConnected())
+    await declare.shutdown()
+    try await publisher.publish((0..<20).map { message(queue, $0) })
+    let batches = Recorder<[String]>()
+    let consumer = AMQPConsumer(
+      configuration: configuration, queue: spec, maximumBatch: 20, logger: logger,
+      metrics: MetricsRegistry(),
+      batchHandler: { deliveries in
+        batches.append(deliveries.map { $0.messageID ?? "" })
+        let paused = batches.all.filter { $0.contains("m-3") }.count <= 3
+        return deliveries.map { $0.messageID == "m-3" && paused ? .pause : .ack }
+      })
+    try await consumer.start()
+
+    let handled = { @Sendable in batches.all.flatMap { $0 } }
+    #expect(await eventually { Set(handled()).count == 20 && handled().filter { $0 == "m-3" }.count == 4 })
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(batches.all.contains { $0.count > 1 }, "waiting deliveries came together: \(batches.all)")
+    let first = try #require(batches.all.firstIndex { $0.contains("m-3") })
+    #expect(batches.all.dropFirst(first + 1).prefix(3).allSatisfy { $0 == ["m-3"] }, "\(batches.all)")
+    #expect(handled().count == 23, "the others went to the handler once: \(batches.all)")
+    #expect(
+      try await eventually {
+        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0
+      })
+    #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 0)
+    await consumer.shutdown()
+    await publisher.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+  }
+
   /// A batch handler sees the deliveries already waiting together, in delivery order; each is
   /// settled on its own: acks go, a reject is parked, a retry comes back (alone or in a batch).
   @Test func aBatchHandlerGetsWaitingDeliveriesTogetherAndSettlesEachOnItsOwn() async throws {

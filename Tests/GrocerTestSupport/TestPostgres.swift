@@ -70,13 +70,36 @@ public enum TestPostgres {
     try run(["start"])
   }
 
-  /// The rows of `sql` in the database at `url` as a JSON array of objects (read with psql).
-  public static func jsonRows(_ url: String, _ sql: String) throws -> String {
+  /// Takes the database at `url` away from a running service: its connections are ended (as a
+  /// server restart ends them) and it is renamed, so no new one can be made until `bringBack`.
+  public static func takeAway(_ url: String) async throws {
+    let name = try databaseName(url)
+    // A service may connect again between the two statements; the rename then fails: again.
+    let away = await eventually(timeout: .seconds(10)) {
+      (try? psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(name)_away"
+      )) != nil
+    }
+    guard away else { throw CommandFailed(arguments: ["takeAway", name], output: "still in use") }
+  }
+
+  /// Gives back a database `takeAway` took.
+  public static func bringBack(_ url: String) throws {
+    let name = try databaseName(url)
+    try psql("ALTER DATABASE \(name)_away RENAME TO \(name)")
+  }
+
+  private static func databaseName(_ url: String) throws -> String {
     guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else {
       throw CommandFailed(arguments: [url], output: "no database name")
     }
-    return try run([
-      "psql", "-X", "-q", "-d", String(name), "-Atc",
+    return String(name)
+  }
+
+  /// The rows of `sql` in the database at `url` as a JSON array of objects (read with psql).
+  public static func jsonRows(_ url: String, _ sql: String) throws -> String {
+    try run([
+      "psql", "-X", "-q", "-d", try databaseName(url), "-Atc",
       "SELECT coalesce(json_agg(t), '[]'::json) FROM (\(sql)) t",
     ])
   }

@@ -78,16 +78,10 @@ import Testing
       return (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
     }
     #expect(try await hub().0 == 404)
-    let name = String(URL(string: url)!.path.dropFirst())
-    let away = await eventually(timeout: .seconds(10)) {
-      (try? TestPostgres.psql(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(name)_away"
-      )) != nil
-    }
-    try #require(away, "could not take the database away")
+    try await TestPostgres.takeAway(url)
     let gone = try await hub()
     #expect(gone.0 == 503 && gone.1 != nil, "\(gone)")
-    try TestPostgres.psql("ALTER DATABASE \(name)_away RENAME TO \(name)")
+    try TestPostgres.bringBack(url)
     let back = await eventually(timeout: .seconds(20)) { (try? await hub().0) == 404 }
     #expect(back, "\(running.logText)")
     let ending = await running.terminate()

@@ -48,10 +48,7 @@ struct FaultPlan: Sendable, Codable {
     restartsWholeNode = environment["GROCER_FAULTS_BROKER_RESTART"] == "node"
     let postgres = engine == .postgres
     diskFullEpisodes = postgres ? 0 : max(0, Int(number("GROCER_FAULTS_DISK_FULL", 1)))
-    // Not in the short run until consumers wait out a database that is down instead of using up
-    // their messages' deliveries (a restart 4 s into one CI run parked 4 messages); `make faults`
-    // restarts it once.
-    databaseRestarts = postgres ? max(0, Int(number("GROCER_FAULTS_DB_RESTARTS", 0))) : 0
+    databaseRestarts = postgres ? max(0, Int(number("GROCER_FAULTS_DB_RESTARTS", 1))) : 0
     replicas = postgres ? min(9, max(1, Int(number("GROCER_FAULTS_REPLICAS", 2)))) : 1
     diskFullSeconds = max(1, number("GROCER_FAULTS_DISK_FULL_SECONDS", 5))
     diskFullService = environment["GROCER_FAULTS_DISK_SERVICE"] ?? "order-service"

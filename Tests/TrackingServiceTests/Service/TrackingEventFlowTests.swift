@@ -90,4 +90,43 @@ import Testing
       #expect(try fixture.app.store.record(orderId)?.version == 5)
     }
   }
+
+  /// The database goes away (a restart, a failover) while `order.confirmed` waits: the consumer
+  /// holds the message and tries it again, longer than the delivery limit's returns would last,
+  /// instead of returning it until the broker parks it; once the database is back it is applied.
+  @Test func anEventThatArrivesWhileTheDatabaseIsDownWaitsForItInsteadOfBeingParked() async throws {
+    let location = try TestEngine.postgres.freshLocation("tracking")
+    defer { location.remove() }
+    guard case .postgres(let url) = location.location else { return }
+    let fixture = try TrackingFixture(sharing: location)
+    try await fixture.start()
+    let queue = fixture.configuration.serviceName
+    let configuration = TestBroker.configuration()
+    try await withCleanup({
+      await fixture.stop()
+      try? await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+    }) {
+      try await TestPostgres.takeAway(url)
+      let orderId = "ord-\(UUID().uuidString.prefix(8))"
+      let envelope = try EventEnvelope(
+        id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: fixture.clock.now(),
+        source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
+        payload: fixture.confirmed(orderId))
+      let publisher = AMQPPublisher(
+        configuration: configuration, logger: .discarding(), metrics: MetricsRegistry())
+      try await publisher.start()
+      try await publisher.publish([try envelope.message()])
+      await publisher.shutdown()
+
+      // Returned at once each time, six deliveries would be parked within a second.
+      try await Task.sleep(for: .seconds(3))
+      #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 0)
+      try TestPostgres.bringBack(url)
+      let created = await eventually(timeout: .seconds(15)) {
+        (try? fixture.app.store.record(orderId)) != nil
+      }
+      #expect(created, "order.confirmed was not applied once the database came back")
+      #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 0)
+    }
+  }
 }

@@ -3,6 +3,7 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
+import GrocerStorage
 
 /// Applies what CartService consumes: `stock.changed` and `hub.changed` to the catalogue copy
 /// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after
@@ -42,14 +43,14 @@ struct CartEventHandler: Sendable {
       }
     } catch {
       logger.error(
-        "events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
-      for work in works { dispositions[work.index] = .retry }
+        "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])
+      for work in works { dispositions[work.index] = error.isDatabaseUnavailable ? .pause : .retry }
       return dispositions
     }
     for (work, error) in zip(works, results) {
       guard let error else { continue }
-      logger.error("event failed; it will be redelivered", ["error": "\(error)", "event.type": work.type])
-      dispositions[work.index] = .retry
+      logger.error("event failed; it will be tried again", ["error": "\(error)", "event.type": work.type])
+      dispositions[work.index] = error.isDatabaseUnavailable ? .pause : .retry
     }
     return dispositions
   }

@@ -3,6 +3,7 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
+import GrocerStorage
 
 /// What NotifyGateway consumes: `tracking.updated` (the newest per order waits for delivery),
 /// `liveActivity.token`, and order outcomes (alerts on the customer's devices). Each once, by
@@ -36,20 +37,26 @@ struct NotifyEventHandler: Sendable {
     guard !works.isEmpty else { return dispositions }
     let commands = self.commands
     let jobs = works.map(\.2)
-    let results: [Bool]
+    let results: [(any Error)?]
     do {
       results = try await commands.store.database.onWriterQueue {
-        jobs.map { job in (try? job(commands)) != nil }
+        jobs.map { job -> (any Error)? in
+          do {
+            try job(commands)
+            return nil
+          } catch { return error }
+        }
       }
     } catch {
       logger.error(
-        "events failed; they will be redelivered", ["error": "\(error)", "events": "\(works.count)"])
-      for (index, _, _) in works { dispositions[index] = .retry }
+        "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])
+      for (index, _, _) in works { dispositions[index] = error.isDatabaseUnavailable ? .pause : .retry }
       return dispositions
     }
-    for ((index, type, _), ok) in zip(works, results) where !ok {
-      logger.error("event failed; it will be redelivered", ["event.type": type])
-      dispositions[index] = .retry
+    for ((index, type, _), error) in zip(works, results) {
+      guard let error else { continue }
+      logger.error("event failed; it will be tried again", ["error": "\(error)", "event.type": type])
+      dispositions[index] = error.isDatabaseUnavailable ? .pause : .retry
     }
     wake()
     return dispositions

@@ -3,6 +3,7 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
+import GrocerStorage
 
 /// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and
 /// `order.cancelled` release. Acked only after the effect (and its inbox row) is committed.
@@ -47,7 +48,7 @@ struct OrderOutcomeHandler: Sendable {
       return .ack
     } catch {
       logger.error("order outcome failed", ["error": "\(error)", "order.id": decoded.outcome.orderId])
-      return .retry
+      return error.isDatabaseUnavailable ? .pause : .retry
     }
   }
 }

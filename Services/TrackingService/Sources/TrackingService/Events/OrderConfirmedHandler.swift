@@ -3,6 +3,7 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
+import GrocerStorage
 
 /// `order.confirmed` creates the order's tracking (once: the inbox and the order id both guard
 /// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that
@@ -39,8 +40,8 @@ struct OrderConfirmedHandler: Sendable {
       return .ack
     } catch {
       logger.error(
-        "order.confirmed failed; it will be redelivered", ["error": "\(error)", "order.id": order.orderId])
-      return .retry
+        "order.confirmed failed; it will be tried again", ["error": "\(error)", "order.id": order.orderId])
+      return error.isDatabaseUnavailable ? .pause : .retry
     }
   }
 }
