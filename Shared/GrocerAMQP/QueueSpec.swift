@@ -82,3 +82,11 @@ public enum AMQPDisposition: Sendable, Hashable {
   /// returned to the broker, so an outage does not use up its delivery limit.
   case pause
 }
+
+extension AMQPDisposition {
+  /// What a handler whose work threw answers: `.pause` while a dependency is down
+  /// (`isTemporaryOutage`), `.retry` otherwise.
+  public static func failed(_ error: any Error) -> AMQPDisposition {
+    error.isTemporaryOutage ? .pause : .retry
+  }
+}

@@ -1,3 +1,5 @@
+import GrocerCore
+
 /// Everything the storage layer throws. The engine's own result code and message are kept, so a
 /// caller can tell a constraint violation (a duplicate key, a failed CHECK) from anything else.
 public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -60,7 +62,4 @@ public indirect enum StorageError: Error, Hashable, Sendable, CustomStringConver
   }
 }
 
-extension Error {
-  /// Whether this is a `StorageError` that says the database is unreachable for now.
-  public var isDatabaseUnavailable: Bool { (self as? StorageError)?.isUnavailable ?? false }
-}
+extension StorageError: OutageReporting {}

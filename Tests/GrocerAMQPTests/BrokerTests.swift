@@ -151,15 +151,7 @@ import Testing
     #expect(await eventually(timeout: .seconds(15)) { handled.all.contains("m-1") })
     #expect(handled.all == Array(repeating: "m-0", count: pauses + 1) + ["m-1"])
     #expect(counts.all == Array(repeating: 0, count: pauses + 1), "never returned to the broker")
-    let configuration = TestBroker.configuration()
-    #expect(
-      try await eventually {
-        try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0
-      })
-    #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 0)
-    await consumer.shutdown()
-    await publisher.shutdown()
-    try await AMQPAdmin.deleteQueues(configuration: configuration, [queue, "\(queue).parking"])
+    try await expectDrainedWithNothingParked(queue, consumer, publisher)
   }
 
   /// In a batch only the paused deliveries go to the handler again; all are acked once they
@@ -170,12 +162,7 @@ import Testing
     let spec = QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum())
     let publisher = AMQPPublisher(configuration: configuration, logger: logger, metrics: MetricsRegistry())
     try await publisher.start()
-    let declare = AMQPConsumer(
-      configuration: configuration, queue: spec, logger: logger, metrics: MetricsRegistry(),
-      handler: { _ in .retry })
-    try await declare.start()
-    #expect(await declare.waitUntilConnected())
-    await declare.shutdown()
+    try await declare(spec)
     try await publisher.publish((0..<20).map { message(queue, $0) })
     let batches = Recorder<[String]>()
     let consumer = AMQPConsumer(
@@ -195,6 +182,25 @@ import Testing
     let first = try #require(batches.all.firstIndex { $0.contains("m-3") })
     #expect(batches.all.dropFirst(first + 1).prefix(3).allSatisfy { $0 == ["m-3"] }, "\(batches.all)")
     #expect(handled().count == 23, "the others went to the handler once: \(batches.all)")
+    try await expectDrainedWithNothingParked(queue, consumer, publisher)
+  }
+
+  /// Declares `spec` (with its bindings) through a consumer that leaves at once, so what is
+  /// published next waits in the queue.
+  func declare(_ spec: QueueSpec) async throws {
+    let declare = AMQPConsumer(
+      configuration: TestBroker.configuration(), queue: spec, logger: logger, metrics: MetricsRegistry(),
+      handler: { _ in .retry })
+    try await declare.start()
+    #expect(await declare.waitUntilConnected())
+    await declare.shutdown()
+  }
+
+  /// Expects `queue` to drain with nothing in its parking queue, then stops both and deletes them.
+  func expectDrainedWithNothingParked(
+    _ queue: String, _ consumer: AMQPConsumer, _ publisher: AMQPPublisher
+  ) async throws {
+    let configuration = TestBroker.configuration()
     #expect(
       try await eventually {
         try await AMQPAdmin.messageCount(configuration: configuration, queue: queue) == 0
@@ -215,13 +221,7 @@ import Testing
     // Messages are published before the consumer starts, so they are waiting when it does.
     let publisher = AMQPPublisher(configuration: TestBroker.configuration(), logger: logger, metrics: metrics)
     try await publisher.start()
-    let declare = AMQPConsumer(
-      configuration: TestBroker.configuration(),
-      queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()),
-      logger: logger, metrics: metrics, handler: { _ in .retry })
-    try await declare.start()
-    #expect(await declare.waitUntilConnected())
-    await declare.shutdown()
+    try await declare(QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum()))
     try await publisher.publish((0..<60).map { message(queue, $0) })
     let consumer = AMQPConsumer(
       configuration: TestBroker.configuration(),

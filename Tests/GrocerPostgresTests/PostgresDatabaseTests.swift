@@ -258,7 +258,7 @@ import Testing
         try database.read { try $0.queryOne("SELECT name FROM items WHERE id = ?", 1) }
       } throws: { error in
         guard case .unavailable = error as? StorageError else { return false }
-        return error.isDatabaseUnavailable
+        return error.isTemporaryOutage
       }
       #expect(
         try database.read { try $0.queryOne("SELECT name FROM items WHERE id = ?", 1)?.string(0) } == "one")

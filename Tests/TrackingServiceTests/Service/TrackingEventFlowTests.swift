@@ -44,18 +44,8 @@ import Testing
     }) {
       #expect(await consumer.waitUntilConnected())
       let orderId = "ord-\(UUID().uuidString.prefix(8))"
-      let envelope = try EventEnvelope(
-        id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: fixture.clock.now(),
-        source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
-        payload: fixture.confirmed(orderId))
-      let publisher = AMQPPublisher(
-        configuration: TestBroker.configuration("\(listener)-publisher"), logger: .discarding(),
-        metrics: MetricsRegistry())
-      try await publisher.start()
-      #expect(await publisher.waitUntilConnected())
       // Published twice: a redelivery must not create a second snapshot.
-      try await publisher.publish([try envelope.message(), try envelope.message()])
-      await publisher.shutdown()
+      try await fixture.publishConfirmed(orderId, copies: 2)
 
       let created = await eventually(timeout: .seconds(15)) {
         (try? fixture.app.store.record(orderId)) != nil
@@ -108,15 +98,7 @@ import Testing
     }) {
       try await TestPostgres.takeAway(url)
       let orderId = "ord-\(UUID().uuidString.prefix(8))"
-      let envelope = try EventEnvelope(
-        id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: fixture.clock.now(),
-        source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
-        payload: fixture.confirmed(orderId))
-      let publisher = AMQPPublisher(
-        configuration: configuration, logger: .discarding(), metrics: MetricsRegistry())
-      try await publisher.start()
-      try await publisher.publish([try envelope.message()])
-      await publisher.shutdown()
+      try await fixture.publishConfirmed(orderId)
 
       // Returned at once each time, six deliveries would be parked within a second.
       try await Task.sleep(for: .seconds(3))

@@ -62,6 +62,22 @@ struct TrackingFixture {
       deliverTo: Self.home, paymentId: "pay-\(orderId)", placedAt: clock.now())
   }
 
+  /// Publishes `order.confirmed` for `orderId` on the broker, `copies` times with one id (as a
+  /// publish whose confirm came late is sent again).
+  func publishConfirmed(_ orderId: String, copies: Int = 1) async throws {
+    let envelope = try EventEnvelope(
+      id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: clock.now(),
+      source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
+      payload: confirmed(orderId))
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration("\(configuration.serviceName)-test-publisher"),
+      logger: .discarding(), metrics: MetricsRegistry())
+    try await publisher.start()
+    #expect(await publisher.waitUntilConnected())
+    try await publisher.publish(try (0..<copies).map { _ in try envelope.message() })
+    await publisher.shutdown()
+  }
+
   /// Creates the tracking of `orderId` as the consumer would.
   func place(_ orderId: String, user: String = "u1", hub: HubID = "h1") throws {
     try #require(

@@ -3,7 +3,6 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
-import GrocerStorage
 
 /// Applies what CartService consumes: `stock.changed` and `hub.changed` to the catalogue copy
 /// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after
@@ -44,13 +43,13 @@ struct CartEventHandler: Sendable {
     } catch {
       logger.error(
         "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])
-      for work in works { dispositions[work.index] = error.isDatabaseUnavailable ? .pause : .retry }
+      for work in works { dispositions[work.index] = .failed(error) }
       return dispositions
     }
     for (work, error) in zip(works, results) {
       guard let error else { continue }
       logger.error("event failed; it will be tried again", ["error": "\(error)", "event.type": work.type])
-      dispositions[work.index] = error.isDatabaseUnavailable ? .pause : .retry
+      dispositions[work.index] = .failed(error)
     }
     return dispositions
   }

@@ -3,7 +3,6 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
-import GrocerStorage
 
 /// What NotifyGateway consumes: `tracking.updated` (the newest per order waits for delivery),
 /// `liveActivity.token`, and order outcomes (alerts on the customer's devices). Each once, by
@@ -50,13 +49,13 @@ struct NotifyEventHandler: Sendable {
     } catch {
       logger.error(
         "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])
-      for (index, _, _) in works { dispositions[index] = error.isDatabaseUnavailable ? .pause : .retry }
+      for (index, _, _) in works { dispositions[index] = .failed(error) }
       return dispositions
     }
     for ((index, type, _), error) in zip(works, results) {
       guard let error else { continue }
       logger.error("event failed; it will be tried again", ["error": "\(error)", "event.type": type])
-      dispositions[index] = error.isDatabaseUnavailable ? .pause : .retry
+      dispositions[index] = .failed(error)
     }
     wake()
     return dispositions

@@ -3,7 +3,6 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
-import GrocerStorage
 
 /// Applies order outcomes to reservations: `order.confirmed` commits, `order.declined` and
 /// `order.cancelled` release. Acked only after the effect (and its inbox row) is committed.
@@ -48,7 +47,7 @@ struct OrderOutcomeHandler: Sendable {
       return .ack
     } catch {
       logger.error("order outcome failed", ["error": "\(error)", "order.id": decoded.outcome.orderId])
-      return error.isDatabaseUnavailable ? .pause : .retry
+      return .failed(error)
     }
   }
 }

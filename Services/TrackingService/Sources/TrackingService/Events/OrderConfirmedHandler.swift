@@ -3,7 +3,6 @@ import GrocerAMQP
 import GrocerContracts
 import GrocerCore
 import GrocerRuntime
-import GrocerStorage
 
 /// `order.confirmed` creates the order's tracking (once: the inbox and the order id both guard
 /// it). Acked only after the snapshot and its `tracking.updated` are committed; a payload that
@@ -41,7 +40,7 @@ struct OrderConfirmedHandler: Sendable {
     } catch {
       logger.error(
         "order.confirmed failed; it will be tried again", ["error": "\(error)", "order.id": order.orderId])
-      return error.isDatabaseUnavailable ? .pause : .retry
+      return .failed(error)
     }
   }
 }
