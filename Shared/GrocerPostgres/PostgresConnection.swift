@@ -19,6 +19,15 @@ public final class PostgresConnection: SQLConnection {
   private var lastChanges = 0
   /// How many times SQL text was prepared (a cache miss); tests use it to see reuse.
   private(set) var prepareCount = 0
+  /// Whether the write now running asked for the commit observers (`takeCommitWake` resets it).
+  private var wantsCommitWake = false
+  /// The server process serving this connection (what its notifications name as their sender).
+  let backendPID: Int32
+  /// The BEGIN of the transaction now open, not sent yet: it goes out with the transaction's
+  /// first statement in one round trip (libpq's pipeline mode), and not at all when none comes.
+  private var pendingBegin: String?
+  /// Whether a read's COMMIT went out and its answer is still to be read (at the next use).
+  private var commitInFlight = false
 
   private struct Prepared {
     var name: String
@@ -39,6 +48,7 @@ public final class PostgresConnection: SQLConnection {
       throw .open(path: Self.redacted(url), message: message)
     }
     handle = connection
+    backendPID = PQbackendPID(connection)
     // libpq prints the server's notices on stderr; the ones below a warning (an `IF NOT EXISTS`
     // that skipped) are not worth a line in a service's log.
     PQclear(PQexec(connection, "SET client_min_messages = warning"))
@@ -50,6 +60,8 @@ public final class PostgresConnection: SQLConnection {
   func close() {
     if let handle { PQfinish(handle) }
     handle = nil
+    pendingBegin = nil
+    commitInFlight = false
     statements = [:]
     preparedTotal = 0
   }
@@ -68,6 +80,14 @@ public final class PostgresConnection: SQLConnection {
   }
 
   public var changes: Int { lastChanges }
+
+  public func wakeCommitObservers() { wantsCommitWake = true }
+
+  /// Whether a write since the last call asked for the commit observers.
+  func takeCommitWake() -> Bool {
+    defer { wantsCommitWake = false }
+    return wantsCommitWake
+  }
 
   public func execute(_ sql: String, bindings: [any SQLBindable]) throws {
     try run(sql, bindings) { _ in () }
@@ -96,14 +116,55 @@ public final class PostgresConnection: SQLConnection {
   /// Runs several `;`-separated statements through the simple-query protocol (schema scripts).
   public func executeScript(_ sql: String) throws {
     let handle = try open()
+    if let begin = pendingBegin {
+      pendingBegin = nil
+      try exec(begin, handle)
+    }
+    try exec(sql, handle)
+  }
+
+  private func exec(_ sql: String, _ handle: OpaquePointer) throws {
     let result = PQexec(handle, sql)
     defer { PQclear(result) }
     try check(result, sql)
   }
 
+  // MARK: - Transactions
+
+  /// Opens a transaction with `sql` (a BEGIN), sent with the first statement that follows.
+  func begin(_ sql: String) { pendingBegin = sql }
+
+  /// Commits the transaction `begin` opened. A write waits for the answer (a conflict shows at
+  /// COMMIT, and a write is only done once it is durable); a read does not: its COMMIT cannot
+  /// lose anything, and its answer is read at the connection's next use. A transaction that ran
+  /// no statement was never sent.
+  func commit(awaitingAnswer: Bool) throws {
+    if pendingBegin != nil {
+      pendingBegin = nil
+      return
+    }
+    let handle = try open()
+    guard !awaitingAnswer, PQenterPipelineMode(handle) == 1 else { return try exec("COMMIT", handle) }
+    guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1
+    else {
+      let message = Self.message(of: handle)
+      close()
+      throw StorageError.unavailable(message: message)
+    }
+    commitInFlight = true
+  }
+
+  /// Ends the transaction after an error: nothing to send when it never began, no ROLLBACK when
+  /// a failed COMMIT (a serialization failure) has ended it already.
+  func rollback() {
+    guard pendingBegin == nil else { return pendingBegin = nil }
+    if !isBroken, inTransaction, let handle { PQclear(PQexec(handle, "ROLLBACK")) }
+  }
+
   /// Waits up to `timeoutMilliseconds` for notifications of a channel this connection LISTENs
-  /// to; returns how many arrived (0 on a timeout). Throws when the connection broke.
-  func awaitNotifications(timeoutMilliseconds: Int32) throws -> Int {
+  /// to; returns how many arrived (0 on a timeout) from senders `counts` accepts (by their
+  /// server process). Throws when the connection broke.
+  func awaitNotifications(timeoutMilliseconds: Int32, counts: (Int32) -> Bool) throws -> Int {
     let handle = try open()
     var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
     guard descriptor.fd >= 0 else { throw StorageError.closed }
@@ -113,17 +174,81 @@ public final class PostgresConnection: SQLConnection {
     }
     var count = 0
     while let notification = PQnotifies(handle) {
+      if counts(notification.pointee.be_pid) { count += 1 }
       PQfreemem(notification)
-      count += 1
     }
     return count
   }
 
   // MARK: - Internals
 
+  /// The handle, once the answer to a read's COMMIT still under way is read.
   private func open() throws(StorageError) -> OpaquePointer {
     guard let handle else { throw .closed }
-    return handle
+    guard commitInFlight else { return handle }
+    commitInFlight = false
+    PQclear(Self.nextResult(handle))
+    leavePipeline(handle)
+    guard let open = self.handle else { throw .unavailable(message: "connection lost after a read") }
+    return open
+  }
+
+  /// Sends the pending BEGIN and the statement together and reads both answers: one round trip.
+  /// Returns the statement's result (the caller clears it); throws BEGIN's error.
+  private func beginThenExecute(
+    _ begin: String, _ statement: Prepared, _ values: [SQLValue], _ handle: OpaquePointer
+  ) throws -> OpaquePointer? {
+    guard PQenterPipelineMode(handle) == 1 else {
+      try exec(begin, handle)
+      return try Self.withParameters(values) { pointers, lengths, formats in
+        PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+      }
+    }
+    if PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 {
+      _ = try Self.withParameters(values) { pointers, lengths, formats in
+        PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+      }
+    }
+    // The Sync goes out even when a send failed, so that the server answers what it got.
+    guard PQpipelineSync(handle) == 1 else {
+      let message = Self.message(of: handle)
+      close()
+      throw StorageError.unavailable(message: message)
+    }
+    let began = Self.nextResult(handle)
+    let result = Self.nextResult(handle)
+    leavePipeline(handle)
+    defer { PQclear(began) }
+    do {
+      try check(began, begin)
+    } catch {
+      PQclear(result)
+      throw error
+    }
+    return result
+  }
+
+  /// The first result of the next query of a pipeline, the rest of that query's results read
+  /// and dropped (up to the NULL that ends them); the Sync's result is returned as it is.
+  private static func nextResult(_ handle: OpaquePointer) -> OpaquePointer? {
+    guard let first = PQgetResult(handle) else { return nil }
+    if PQresultStatus(first) == PGRES_PIPELINE_SYNC { return first }
+    while let extra = PQgetResult(handle) { PQclear(extra) }
+    return first
+  }
+
+  /// Reads what is left of a pipeline (its Sync) and leaves pipeline mode; a connection that
+  /// cannot (it broke meanwhile) is closed, so the pool drops it.
+  private func leavePipeline(_ handle: OpaquePointer) {
+    for _ in 0..<8 {
+      if PQexitPipelineMode(handle) == 1 { return }
+      if let result = PQgetResult(handle) {
+        PQclear(result)
+      } else if PQstatus(handle) != CONNECTION_OK {
+        break
+      }
+    }
+    close()
   }
 
   private func run<R>(_ sql: String, _ bindings: [any SQLBindable], _ body: (OpaquePointer) throws -> R)
@@ -136,8 +261,14 @@ public final class PostgresConnection: SQLConnection {
     guard statement.parameters == bindings.count else {
       throw StorageError.misuse("`\(sql)` takes \(statement.parameters) bindings, got \(bindings.count)")
     }
-    let result = try Self.withParameters(values) { pointers, lengths, formats in
-      PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+    let result: OpaquePointer?
+    if let begin = pendingBegin {
+      pendingBegin = nil
+      result = try beginThenExecute(begin, statement, values, handle)
+    } else {
+      result = try Self.withParameters(values) { pointers, lengths, formats in
+        PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+      }
     }
     defer { PQclear(result) }
     try check(result, sql)

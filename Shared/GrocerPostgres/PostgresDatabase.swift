@@ -40,6 +40,9 @@ public final class PostgresDatabase: SQLDatabase {
   private let commitObservers = Mutex<[@Sendable () -> Void]>([])
   private let queue: DispatchQueue
   private let transactions = RunningTransactions()
+  /// The server processes of this pool's connections: their outbox notifications are skipped,
+  /// since this process wakes its observers itself when it commits.
+  private let ownBackends = Mutex<Set<Int32>>([])
 
   private let migrations: [Migration]
   /// Whether the migrations ran (once per process, on the first connection that opened); the
@@ -94,12 +97,15 @@ public final class PostgresDatabase: SQLDatabase {
     while true {
       let context = TransactionContext()
       do {
-        let result = try withConnection { connection in
-          try transactions.run(context) {
-            try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", body)
+        let (result, wakes) = try withConnection { connection in
+          _ = connection.takeCommitWake()
+          let result = try transactions.run(context) {
+            try Self.inTransaction(
+              connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true, body)
           }
+          return (result, connection.takeCommitWake())
         }
-        for observer in commitObservers.withLock({ $0 }) { observer() }
+        if wakes { wakeObservers() }
         for action in context.actions { action() }
         return result
       } catch let error as StorageError {
@@ -118,7 +124,8 @@ public final class PostgresDatabase: SQLDatabase {
 
   public func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
     try withConnection { connection in
-      try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
+      try Self.inTransaction(
+        connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", awaitingCommit: false, body)
     }
   }
 
@@ -150,10 +157,11 @@ public final class PostgresDatabase: SQLDatabase {
     queue.async { completion(Result { try body() }) }
   }
 
-  /// Calls `observer` after every write this process commits, and whenever any process (another
-  /// replica) commits rows into the outbox: a trigger notifies channel `grocer_outbox`, and a
-  /// connection of its own listens for it from the first observer on. So a relay holding the
-  /// lease wakes for the events every replica writes, not at its next idle poll.
+  /// Calls `observer` after every write this process commits that asked for it, and whenever
+  /// another process (a replica) commits rows into the outbox: a trigger notifies channel
+  /// `grocer_outbox`, and a connection of its own listens for it from the first observer on. So
+  /// a relay holding the lease wakes for the events every replica writes, not at its next idle
+  /// poll.
   public func onCommit(_ observer: @escaping @Sendable () -> Void) {
     let first = commitObservers.withLock { observers in
       observers.append(observer)
@@ -180,7 +188,10 @@ public final class PostgresDatabase: SQLDatabase {
           connection = fresh
           wakeObservers()
         }
-        if try connection!.awaitNotifications(timeoutMilliseconds: 250) > 0 { wakeObservers() }
+        let fromOthers = try connection!.awaitNotifications(timeoutMilliseconds: 250) { sender in
+          !ownBackends.withLock { $0.contains(sender) }
+        }
+        if fromOthers > 0 { wakeObservers() }
       } catch {
         connection?.close()
         connection = nil
@@ -216,28 +227,37 @@ public final class PostgresDatabase: SQLDatabase {
     defer { permits.signal() }
     guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
     try migrateIfNeeded()
-    let slot = try idle.withLock { $0.popLast() } ?? ConnectionSlot(PostgresConnection(url: url))
+    let slot = try idle.withLock { $0.popLast() } ?? opened()
     defer {
       if !slot.connection.isBroken && !slot.connection.inTransaction {
         idle.withLock { $0.append(slot) }
       } else {
+        _ = ownBackends.withLock { $0.remove(slot.connection.backendPID) }
         slot.connection.close()
       }
     }
     return try body(slot.connection)
   }
 
+  private func opened() throws -> ConnectionSlot {
+    let connection = try PostgresConnection(url: url)
+    _ = ownBackends.withLock { $0.insert(connection.backendPID) }
+    return ConnectionSlot(connection)
+  }
+
+  /// Runs `body` in a transaction that `begin` opens (sent with its first statement); a read
+  /// does not wait for its COMMIT's answer.
   private static func inTransaction<T>(
-    _ connection: PostgresConnection, _ begin: String, _ body: (any SQLConnection) throws -> T
+    _ connection: PostgresConnection, _ begin: String, awaitingCommit: Bool,
+    _ body: (any SQLConnection) throws -> T
   ) throws -> T {
-    try connection.executeScript(begin)
+    connection.begin(begin)
     do {
       let result = try body(connection)
-      try connection.executeScript("COMMIT")
+      try connection.commit(awaitingAnswer: awaitingCommit)
       return result
     } catch {
-      // A COMMIT that failed (a serialization failure) has ended the transaction already.
-      if !connection.isBroken, connection.inTransaction { try? connection.executeScript("ROLLBACK") }
+      connection.rollback()
       throw error
     }
   }
@@ -257,7 +277,7 @@ public final class PostgresDatabase: SQLDatabase {
     }
     for migration in migrations where migration.version > current {
       do {
-        try inTransaction(connection, "BEGIN") { db in
+        try inTransaction(connection, "BEGIN", awaitingCommit: true) { db in
           try db.executeScript(migration.postgres ?? migration.sql)
           try db.execute(
             "INSERT INTO grocer_schema (version, name) VALUES (?, ?)", migration.version, migration.name)

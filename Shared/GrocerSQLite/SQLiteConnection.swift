@@ -18,6 +18,8 @@ public final class SQLiteConnection: SQLConnection {
   private var columnsByStatement: [OpaquePointer: SQLRow.Columns] = [:]
   /// How many times SQL text was compiled (a cache miss); tests use it to see reuse.
   private(set) var prepareCount = 0
+  /// Whether the write now running asked for the commit observers (`takeCommitWake` resets it).
+  private var wantsCommitWake = false
 
   init(path: String, flags: Int32) throws(StorageError) {
     var db: OpaquePointer?
@@ -40,6 +42,14 @@ public final class SQLiteConnection: SQLConnection {
     columnsByStatement = [:]
     if let handle { sqlite3_close_v2(handle) }
     handle = nil
+  }
+
+  public func wakeCommitObservers() { wantsCommitWake = true }
+
+  /// Whether a write since the last call asked for the commit observers.
+  func takeCommitWake() -> Bool {
+    defer { wantsCommitWake = false }
+    return wantsCommitWake
   }
 
   /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.

@@ -117,6 +117,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
     let result: T
     let actions: [@Sendable () -> Void]
+    let wakes: Bool
     do {
       defer { writerLock.unlock() }
       guard !closed.load(ordering: .acquiring) else { throw StorageError.closed }
@@ -128,13 +129,15 @@ public final class SQLiteDatabase: SQLDatabase {
         result = try body(connection)
         try connection.execute("COMMIT")
         actions = writerState.takeActions()
+        wakes = connection.takeCommitWake()
       } catch {
         try? connection.execute("ROLLBACK")
         _ = writerState.takeActions()
+        _ = connection.takeCommitWake()
         throw error
       }
     }
-    for observer in commitObservers.withLock({ $0 }) { observer() }
+    if wakes { for observer in commitObservers.withLock({ $0 }) { observer() } }
     for action in actions { action() }
     return result
   }
@@ -269,6 +272,7 @@ public final class SQLiteDatabase: SQLDatabase {
     writerLock.lock()
     var failure: (any Error)?
     var actions: [@Sendable () -> Void] = []
+    var wakes = false
     if closed.load(ordering: .acquiring) {
       failure = StorageError.closed
     } else {
@@ -288,6 +292,7 @@ public final class SQLiteDatabase: SQLDatabase {
           _ = writerState.takeActions()
           failure = error
         }
+        wakes = connection.takeCommitWake() && failure == nil
       } catch {
         writerState.batchOpen = false
         failure = error
@@ -295,7 +300,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
     writerLock.unlock()
     if failure == nil {
-      for observer in commitObservers.withLock({ $0 }) { observer() }
+      if wakes { for observer in commitObservers.withLock({ $0 }) { observer() } }
       for action in actions { action() }
     } else {
       logger.error("batched write failed; every write of the batch is refused", ["error": "\(failure!)"])

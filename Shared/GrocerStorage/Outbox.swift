@@ -25,6 +25,7 @@ public enum Outbox {
       """,
       message.messageID, message.exchange, message.routingKey, message.type, message.correlationID,
       message.timestamp.timeIntervalSince1970, message.body)
+    connection.wakeCommitObservers()
   }
 
   /// Appends an event, as the message `envelope.message()` describes.

@@ -17,6 +17,11 @@ public protocol SQLConnection: AnyObject {
 
   /// Runs several `;`-separated statements without bindings (schema scripts).
   func executeScript(_ sql: String) throws
+
+  /// Asks for the database's commit observers (the outbox relay) to be called once the write
+  /// running on this connection commits: `Outbox.append` does, so a commit that wrote no event
+  /// wakes nobody.
+  func wakeCommitObservers()
 }
 
 extension SQLConnection {
@@ -69,7 +74,8 @@ public protocol SQLDatabase: AnyObject, Sendable {
   /// back; at once outside a write.
   func afterCommit(_ action: @escaping @Sendable () -> Void)
 
-  /// Calls `observer` after every committed write (cheap: it is how the outbox relay is woken).
+  /// Calls `observer` after every committed write that asked for it (`wakeCommitObservers`, which
+  /// `Outbox.append` calls). Keep it cheap: it is how the outbox relay is woken.
   func onCommit(_ observer: @escaping @Sendable () -> Void)
 
   /// The version of the last migration applied.

@@ -180,6 +180,7 @@ import Testing
             try await database.writeAsync { db in
               let value = try db.queryOne("SELECT value FROM counters WHERE id = 1")!.int(0)
               try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+              db.wakeCommitObservers()
             }
           }
         }
@@ -187,8 +188,39 @@ import Testing
       try await group.waitForAll()
     }
     #expect(try database.read { try $0.queryOne("SELECT value FROM counters")?.int(0) } == 150)
-    // One wake per commit, and one when the listener for other replicas' outbox rows started.
+    // One wake per commit that asked for it, and one when the listener for other replicas'
+    // outbox rows started; a commit that did not ask wakes nobody.
     #expect(await eventually { commits.load(ordering: .relaxed) == 151 })
+    try database.write { try $0.execute("UPDATE counters SET value = 0 WHERE id = 1") }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(commits.load(ordering: .relaxed) == 151)
+  }
+
+  /// BEGIN goes out with a transaction's first statement and a read's COMMIT is not waited
+  /// for: a read still sees one snapshot across its statements, and the connection it used
+  /// serves the next calls (which read that COMMIT's answer first).
+  @Test func aReadSeesOneSnapshotAndItsConnectionServesTheNextCalls() throws {
+    try withDatabase(poolSize: 2) { database, _ in
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'before')") }
+      let seen = try database.read { db in
+        let first = try db.queryOne("SELECT name FROM items WHERE id = 1")?.string(0)
+        try database.write { try $0.execute("UPDATE items SET name = 'after' WHERE id = 1") }
+        let second = try db.queryOne("SELECT name FROM items WHERE id = 1")?.string(0)
+        return [first, second]
+      }
+      #expect(seen == ["before", "before"])
+      #expect(try database.read { _ in 42 } == 42, "a read without statements")
+      for _ in 0..<5 {
+        #expect(
+          try database.read { try $0.queryOne("SELECT name FROM items WHERE id = 1")?.string(0) } == "after")
+        try database.write { try $0.execute("UPDATE items SET name = 'after' WHERE id = 1") }
+      }
+      #expect(throws: StorageError.self) {
+        try database.read { try $0.execute("UPDATE items SET name = 'x' WHERE id = 1") }
+      }
+      #expect(
+        try database.read { try $0.queryOne("SELECT name FROM items WHERE id = 1")?.string(0) } == "after")
+    }
   }
 
   @Test func theOutboxAndInboxWorkOnPostgres() throws {

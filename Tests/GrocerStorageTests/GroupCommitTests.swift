@@ -23,6 +23,7 @@ import Testing
             try await database.onWriterQueue {
               try database.write { db in
                 try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", index, "item-\(index)")
+                db.wakeCommitObservers()
                 // Every tenth write breaks a rule after its insert: only it is undone.
                 if index % 10 == 0 {
                   try db.execute(
@@ -175,7 +176,10 @@ import Testing
     // And it does not linger to run at the next, unrelated commit.
     let later = Atomic<Int>(0)
     database.onCommit { later.add(1, ordering: .relaxed) }
-    try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'a')") }
+    try database.write { db in
+      try db.execute("INSERT INTO items (id, name) VALUES (1, 'a')")
+      db.wakeCommitObservers()
+    }
     let commits = later.load(ordering: .relaxed)
     #expect(commits == 1)
   }

@@ -87,6 +87,7 @@ import Testing
           """, m.messageID, m.exchange, m.routingKey, m.type, m.correlationID,
           m.timestamp.timeIntervalSince1970,
           m.body)
+        db.wakeCommitObservers()
       }
     }
     let relay = OutboxRelay(

@@ -305,8 +305,17 @@ import Testing
     let database = try temp.open(migrations: [Self.itemsTable])
     let commits = Atomic<Int>(0)
     database.onCommit { commits.add(1, ordering: .relaxed) }
-    try database.write { try $0.execute("INSERT INTO items (name) VALUES ('a')") }
-    try? database.write { _ in throw TestFailure() }
+    try database.write { db in
+      try db.execute("INSERT INTO items (name) VALUES ('a')")
+      db.wakeCommitObservers()
+    }
+    try? database.write { db in
+      db.wakeCommitObservers()
+      throw TestFailure()
+    }
+    // A commit that did not ask (it wrote no event) wakes nobody, nor does the next one after
+    // the rolled-back write that asked.
+    try database.write { try $0.execute("INSERT INTO items (name) VALUES ('b')") }
     #expect(commits.load(ordering: .relaxed) == 1)
   }
 
