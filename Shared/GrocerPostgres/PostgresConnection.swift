@@ -204,9 +204,14 @@ public final class PostgresConnection: SQLConnection {
         PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
       }
     }
+    var unbindable: (any Error)?
     if PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 {
-      _ = try Self.withParameters(values) { pointers, lengths, formats in
-        PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+      do {
+        _ = try Self.withParameters(values) { pointers, lengths, formats in
+          PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+        }
+      } catch {
+        unbindable = error
       }
     }
     // The Sync goes out even when a send failed, so that the server answers what it got.
@@ -221,6 +226,7 @@ public final class PostgresConnection: SQLConnection {
     defer { PQclear(began) }
     do {
       try check(began, begin)
+      if let unbindable { throw unbindable }
     } catch {
       PQclear(result)
       throw error

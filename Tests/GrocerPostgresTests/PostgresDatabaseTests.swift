@@ -218,6 +218,10 @@ import Testing
       #expect(throws: StorageError.self) {
         try database.read { try $0.execute("UPDATE items SET name = 'x' WHERE id = 1") }
       }
+      // A value that cannot be bound, in the statement that carries BEGIN, fails that call only.
+      #expect(throws: StorageError.self) {
+        try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (2, ?)", Double.infinity) }
+      }
       #expect(
         try database.read { try $0.queryOne("SELECT name FROM items WHERE id = 1")?.string(0) } == "after")
     }
