@@ -131,8 +131,12 @@ public final class PostgresConnection: SQLConnection {
 
   // MARK: - Transactions
 
-  /// Opens a transaction with `sql` (a BEGIN), sent with the first statement that follows.
-  func begin(_ sql: String) { pendingBegin = sql }
+  /// Opens a transaction with `sql` (a BEGIN), sent with the first statement that follows; what
+  /// an earlier transaction asked of the commit observers is forgotten.
+  func begin(_ sql: String) {
+    pendingBegin = sql
+    wantsCommitWake = false
+  }
 
   /// Commits the transaction `begin` opened. A write waits for the answer (a conflict shows at
   /// COMMIT, and a write is only done once it is durable); a read does not: its COMMIT cannot
@@ -147,9 +151,7 @@ public final class PostgresConnection: SQLConnection {
     guard !awaitingAnswer, PQenterPipelineMode(handle) == 1 else { return try exec("COMMIT", handle) }
     guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1
     else {
-      let message = Self.message(of: handle)
-      close()
-      throw StorageError.unavailable(message: message)
+      throw lost(handle)
     }
     commitInFlight = true
   }
@@ -200,9 +202,7 @@ public final class PostgresConnection: SQLConnection {
   ) throws -> OpaquePointer? {
     guard PQenterPipelineMode(handle) == 1 else {
       try exec(begin, handle)
-      return try Self.withParameters(values) { pointers, lengths, formats in
-        PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
-      }
+      return try Self.executePrepared(statement, values, handle)
     }
     var unbindable: (any Error)?
     if PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 {
@@ -216,9 +216,7 @@ public final class PostgresConnection: SQLConnection {
     }
     // The Sync goes out even when a send failed, so that the server answers what it got.
     guard PQpipelineSync(handle) == 1 else {
-      let message = Self.message(of: handle)
-      close()
-      throw StorageError.unavailable(message: message)
+      throw lost(handle)
     }
     let began = Self.nextResult(handle)
     let result = Self.nextResult(handle)
@@ -232,6 +230,22 @@ public final class PostgresConnection: SQLConnection {
       throw error
     }
     return result
+  }
+
+  /// Runs a prepared statement and waits for its result (the caller clears it).
+  private static func executePrepared(_ statement: Prepared, _ values: [SQLValue], _ handle: OpaquePointer)
+    throws -> OpaquePointer?
+  {
+    try withParameters(values) { pointers, lengths, formats in
+      PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+    }
+  }
+
+  /// Closes a connection whose sending failed (the server went away) and says so.
+  private func lost(_ handle: OpaquePointer) -> StorageError {
+    let message = Self.message(of: handle)
+    close()
+    return .unavailable(message: message)
   }
 
   /// The first result of the next query of a pipeline, the rest of that query's results read
@@ -272,9 +286,7 @@ public final class PostgresConnection: SQLConnection {
       pendingBegin = nil
       result = try beginThenExecute(begin, statement, values, handle)
     } else {
-      result = try Self.withParameters(values) { pointers, lengths, formats in
-        PQexecPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
-      }
+      result = try Self.executePrepared(statement, values, handle)
     }
     defer { PQclear(result) }
     try check(result, sql)

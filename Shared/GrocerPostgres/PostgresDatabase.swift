@@ -98,7 +98,6 @@ public final class PostgresDatabase: SQLDatabase {
       let context = TransactionContext()
       do {
         let (result, wakes) = try withConnection { connection in
-          _ = connection.takeCommitWake()
           let result = try transactions.run(context) {
             try Self.inTransaction(
               connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true, body)
