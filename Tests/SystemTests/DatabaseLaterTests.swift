@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAuth
 import GrocerCore
+import GrocerRabbitMQ
 import GrocerRuntime
 import GrocerTestSupport
 import Testing
@@ -28,6 +29,19 @@ import Testing
     ]
   }
 
+  /// Deletes the queues a service of `environment` declared, once it stopped. Left to expire,
+  /// one would vanish under a later test's publish to the shared exchange, and the broker closes
+  /// that publisher's channel (541 INTERNAL_ERROR) when a quorum queue is deleted mid-publish.
+  func removeQueues(of environment: [String: String]) async throws {
+    let service = environment["GROCER_SERVICE_NAME"]!
+    let queues =
+      [service, "\(service).parking"]
+      + [
+        "GROCER_RESERVATION_QUEUE", "GROCER_CATALOGUE_QUEUE", "GROCER_CART_CHECKOUT_QUEUE",
+      ].compactMap { environment[$0] }
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
+  }
+
   @Test(arguments: LocalSystem.names)
   func aServiceStartedBeforeItsDatabaseIsNotReadyUntilItComes(service: String) async throws {
     let (url, payments) = (try TestPostgres.unusedDatabase("later"), try TestPostgres.unusedDatabase("later"))
@@ -36,9 +50,8 @@ import Testing
       TestPostgres.drop(payments)
     }
     let port = try LocalPort.free()
-    let running = try ServiceExecutable(
-      service, environment: environment(service, port: port, url: url, payments: payments)
-    ).start()
+    let settings = environment(service, port: port, url: url, payments: payments)
+    let running = try ServiceExecutable(service, environment: settings).start()
     let ready = URL(string: "http://127.0.0.1:\(port)/health/ready")!
     #expect(await running.answers(ready, status: 503), "\(service): \(running.logText)")
     let (body, _) = try await URLSession.shared.data(from: ready)
@@ -52,6 +65,7 @@ import Testing
     )
     let ending = await running.terminate()
     #expect(ending.exited && ending.status == 0, "\(service): \(ending.log)")
+    try await removeQueues(of: settings)
   }
 
   /// The database taken away under a running StockService (its connections ended, as a server
@@ -62,9 +76,8 @@ import Testing
     let url = try TestPostgres.freshDatabase("later")
     defer { TestPostgres.drop(url) }
     let port = try LocalPort.free()
-    let running = try ServiceExecutable(
-      "stock-service", environment: environment("stock-service", port: port, url: url, payments: "")
-    ).start()
+    let settings = environment("stock-service", port: port, url: url, payments: "")
+    let running = try ServiceExecutable("stock-service", environment: settings).start()
     let base = "http://127.0.0.1:\(port)"
     #expect(await running.answers(URL(string: base + "/health/ready")!), "\(running.logText)")
     let now = Date()
@@ -86,6 +99,7 @@ import Testing
     #expect(back, "\(running.logText)")
     let ending = await running.terminate()
     #expect(ending.exited && ending.status == 0)
+    try await removeQueues(of: settings)
   }
 
   @Test(arguments: LocalSystem.names)
