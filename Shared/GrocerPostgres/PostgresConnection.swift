@@ -28,6 +28,8 @@ public final class PostgresConnection: SQLConnection {
   private var pendingBegin: String?
   /// Whether a read's COMMIT went out and its answer is still to be read (at the next use).
   private var commitInFlight = false
+  /// Whether the transaction now open is a `writeLockingRows` (its SELECTs lock what they read).
+  private var locksRows = false
 
   private struct Prepared {
     var name: String
@@ -83,6 +85,8 @@ public final class PostgresConnection: SQLConnection {
 
   public func wakeCommitObservers() { wantsCommitWake = true }
 
+  public var lockClause: String { locksRows ? " FOR UPDATE" : "" }
+
   /// Whether a write since the last call asked for the commit observers.
   func takeCommitWake() -> Bool {
     defer { wantsCommitWake = false }
@@ -132,10 +136,12 @@ public final class PostgresConnection: SQLConnection {
   // MARK: - Transactions
 
   /// Opens a transaction with `sql` (a BEGIN), sent with the first statement that follows; what
-  /// an earlier transaction asked of the commit observers is forgotten.
-  func begin(_ sql: String) {
+  /// an earlier transaction asked of the commit observers is forgotten. `locksRows` sets
+  /// `lockClause` for this transaction.
+  func begin(_ sql: String, locksRows: Bool = false) {
     pendingBegin = sql
     wantsCommitWake = false
+    self.locksRows = locksRows
   }
 
   /// Commits the transaction `begin` opened. A write waits for the answer (a conflict shows at

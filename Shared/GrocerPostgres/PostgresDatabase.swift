@@ -17,7 +17,9 @@ import Synchronization
 /// `SERIALIZABLE` would also catch decisions on rows a write does not change, but it failed most
 /// concurrent inserts of neighbouring keys (its locks cover index pages): tens of thousands of
 /// retries in one order benchmark. A write's closure must do nothing but database work and
-/// `afterCommit` registrations, which is what `SQLDatabase` already asks. Reads run in
+/// `afterCommit` registrations, which is what `SQLDatabase` already asks. Rows that most
+/// writes share (stock counts) go through `writeLockingRows` instead: `READ COMMITTED` with the
+/// rows locked as they are read, so their writers queue instead of failing. Reads run in
 /// `REPEATABLE READ READ ONLY` transactions: one snapshot per closure.
 ///
 /// Opened with `GROCER_DATABASE_URL`'s form, `postgresql://user@host:port/database`; libpq reads
@@ -90,6 +92,17 @@ public final class PostgresDatabase: SQLDatabase {
   // MARK: - Transactions
 
   public func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    try write(locksRows: false, body)
+  }
+
+  /// A `READ COMMITTED` write whose `lockClause` is ` FOR UPDATE`: a row another write changed
+  /// is waited for and read as that write left it, so neither fails with 40001 (a snapshot
+  /// write cannot do that: its snapshot predates the wait). Deadlocks are still retried.
+  public func writeLockingRows<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    try write(locksRows: true, body)
+  }
+
+  private func write<T>(locksRows: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
     guard !transactions.isOpenOnThisThread else {
       throw StorageError.misuse("write called inside a write; a transaction is already open")
     }
@@ -100,7 +113,9 @@ public final class PostgresDatabase: SQLDatabase {
         let (result, wakes) = try withConnection { connection in
           let result = try transactions.run(context) {
             try Self.inTransaction(
-              connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true, body)
+              connection,
+              locksRows ? "BEGIN ISOLATION LEVEL READ COMMITTED" : "BEGIN ISOLATION LEVEL REPEATABLE READ",
+              awaitingCommit: true, locksRows: locksRows, body)
           }
           return (result, connection.takeCommitWake())
         }
@@ -247,10 +262,10 @@ public final class PostgresDatabase: SQLDatabase {
   /// Runs `body` in a transaction that `begin` opens (sent with its first statement); a read
   /// does not wait for its COMMIT's answer.
   private static func inTransaction<T>(
-    _ connection: PostgresConnection, _ begin: String, awaitingCommit: Bool,
+    _ connection: PostgresConnection, _ begin: String, awaitingCommit: Bool, locksRows: Bool = false,
     _ body: (any SQLConnection) throws -> T
   ) throws -> T {
-    connection.begin(begin)
+    connection.begin(begin, locksRows: locksRows)
     do {
       let result = try body(connection)
       try connection.commit(awaitingAnswer: awaitingCommit)

@@ -22,9 +22,16 @@ public protocol SQLConnection: AnyObject {
   /// running on this connection commits: `Outbox.append` does, so a commit that wrote no event
   /// wakes nobody.
   func wakeCommitObservers()
+
+  /// What a store appends to a SELECT of rows it will change, so that inside
+  /// `SQLDatabase.writeLockingRows` the rows are locked until the commit and read as their newest
+  /// version (PostgreSQL: ` FOR UPDATE`); empty everywhere else.
+  var lockClause: String { get }
 }
 
 extension SQLConnection {
+  public var lockClause: String { "" }
+
   public func execute(_ sql: String, _ bindings: any SQLBindable...) throws {
     try execute(sql, bindings: bindings)
   }
@@ -53,6 +60,14 @@ public protocol SQLDatabase: AnyObject, Sendable {
   /// Runs `body` in a write transaction serialized with every other write; an error thrown
   /// rolls it back and is rethrown. Inside a batch (`onWriterQueue`) it is the batch's savepoint.
   func write<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+
+  /// `write` for a hot read-modify-write of a few known rows (stock counts every order shares):
+  /// the rows it reads with `lockClause` are locked, so concurrent writers of one row wait for
+  /// each other's commit instead of one failing and running again. Its statements see what was
+  /// committed before each of them, not one snapshot, so it must read every row its decision
+  /// depends on with `lockClause`, in a fixed order (key order) so that two writers do not lock
+  /// each other out. SQLite's single writer needs nothing of this: there it is `write`.
+  func writeLockingRows<T>(_ body: (any SQLConnection) throws -> T) throws -> T
 
   /// Runs `body` in a read transaction that sees one consistent snapshot of committed data.
   func read<T>(_ body: (any SQLConnection) throws -> T) throws -> T
@@ -86,6 +101,10 @@ public protocol SQLDatabase: AnyObject, Sendable {
 }
 
 extension SQLDatabase {
+  public func writeLockingRows<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+    try write(body)
+  }
+
   /// `write` on the writer queue, for async callers (committed with the writes queued meanwhile).
   public func writeAsync<T: Sendable>(
     _ body: @escaping @Sendable (any SQLConnection) throws -> T

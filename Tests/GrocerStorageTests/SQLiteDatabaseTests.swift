@@ -112,6 +112,26 @@ import Testing
     #expect(try database.read { try $0.queryOne("SELECT count(*) FROM items")!.int(0) } == 1)
   }
 
+  /// SQLite's one writer already keeps concurrent writers of a row apart: a locking write is a
+  /// plain write there, with no clause to add to its SELECTs, committed or rolled back alike.
+  @Test func aLockingWriteIsAPlainWrite() throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.itemsTable])
+    try database.writeLockingRows { db in
+      #expect(db.lockClause == "")
+      try db.execute("INSERT INTO items (name) VALUES (?)", "apple")
+    }
+    #expect(throws: TestFailure.self) {
+      try database.writeLockingRows { db in
+        try db.execute("INSERT INTO items (name) VALUES (?)", "pear")
+        throw TestFailure()
+      }
+    }
+    #expect(
+      try database.read { try $0.query("SELECT name FROM items").map { try $0.string(0) } } == ["apple"])
+  }
+
   @Test func readsSeeOnlyCommittedData() throws {
     let temp = TemporaryDatabase()
     defer { temp.remove() }

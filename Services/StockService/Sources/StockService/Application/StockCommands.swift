@@ -82,7 +82,7 @@ public final class StockCommands: Sendable {
   public func upsertProduct(hub: HubID, _ product: Product, correlationID: String?) throws -> (
     StockedProduct, created: Bool, movement: StockMovement?
   ) {
-    try store.database.write { db in
+    try store.database.writeLockingRows { db in
       let stored = try store.stock(hub: hub, sku: product.sku, in: db)
       let change = CatalogueChange.of(product, over: stored?.product)
       guard let reason = change.productReason, let version = change.version(after: stored?.level.version ?? 0)
@@ -124,7 +124,7 @@ public final class StockCommands: Sendable {
     hub: HubID, sku: SKU, _ change: CountChange, actor: String, correlationID: String?
   ) throws(StockStoreError) -> (StockedProduct, StockMovement?) {
     do {
-      return try store.database.write { db in
+      return try store.database.writeLockingRows { db in
         guard var stock = try store.stock(hub: hub, sku: sku, in: db) else {
           throw StockStoreError.domain(.unknownProduct(sku))
         }
@@ -153,13 +153,17 @@ public final class StockCommands: Sendable {
   /// Decides a reservation request all-or-nothing and, when it holds, stores it with the
   /// counts it takes out of availability (publishing their `stock.changed`), in one transaction.
   /// Holds at the hub that expired are released first, so what they held counts as available.
+  ///
+  /// Every order at a hub writes the same few products, so this and the other writers of counts
+  /// run as `writeLockingRows`: the reservation and each product are read once, locked, products
+  /// in SKU order.
   public func reserve(_ request: ReservationRequest, correlationID: String?) throws -> (
     ReservationReply, [StockMovement]
   ) {
     // Malformed requests are answered before any database work.
     do { _ = try request.validate() } catch { return (.rejected(orderId: request.orderId, error), []) }
     let now = clock.now()
-    return try store.database.write { db in
+    return try store.database.writeLockingRows { db in
       guard try store.hubExists(request.hub, in: db) else {
         return (.rejected(orderId: request.orderId, .unknownHub(request.hub)), [])
       }
@@ -168,19 +172,19 @@ public final class StockCommands: Sendable {
       if let late = ReservationRules.lateRequestReply(request, releaseReason: stored?.releaseReason) {
         return (late, movements)
       }
-      var available: [SKU: Int] = [:]
-      for line in request.lines {
-        if let count = try store.available(hub: request.hub, sku: line.sku, in: db) {
-          available[line.sku] = max(0, count)
-        }
+      var stocks: [SKU: ProductStock] = [:]
+      for sku in Set(request.lines.map(\.sku)).sorted() {
+        stocks[sku] = try store.stock(hub: request.hub, sku: sku, in: db)
       }
       let decision = ReservationRules.decide(
-        request, existing: stored?.reservation, available: available, now: now, timeToLive: reservationTTL)
+        request, existing: stored?.reservation, available: stocks.mapValues(\.level.available), now: now,
+        timeToLive: reservationTTL)
       guard case .hold(let reservation, _) = decision else { return (decision.reply, movements) }
       try store.insertReservation(reservation, in: db)
       for line in reservation.lines {
-        guard var stock = try store.stock(hub: reservation.hub, sku: line.sku, in: db) else { continue }
+        guard var stock = stocks[line.sku] else { continue }
         stock.level.hold(line.quantity)
+        stocks[line.sku] = stock
         try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
         try publish(stock, reason: StockChangeReason.reserved, correlationID, at: now, db)
         movements.append(stock.stocked.movement)
@@ -197,7 +201,7 @@ public final class StockCommands: Sendable {
     correlationID: String?
   ) throws -> (movements: [StockMovement], effect: OutcomeEffect) {
     let now = clock.now()
-    return try store.database.write { db in
+    return try store.database.writeLockingRows { db in
       guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db) else {
         return ([], .nothingToDo)
       }
@@ -231,7 +235,9 @@ public final class StockCommands: Sendable {
   /// Releases every held reservation past its expiry; returns the counts that moved.
   public func releaseExpired() throws -> [StockMovement] {
     let now = clock.now()
-    return try store.database.write { db in try releaseExpired(hub: nil, now: now, correlationID: nil, db) }
+    return try store.database.writeLockingRows { db in
+      try releaseExpired(hub: nil, now: now, correlationID: nil, db)
+    }
   }
 
   private func releaseExpired(hub: HubID?, now: Date, correlationID: String?, _ db: any SQLConnection) throws

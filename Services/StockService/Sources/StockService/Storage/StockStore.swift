@@ -3,7 +3,7 @@ import GrocerContracts
 import GrocerCore
 import GrocerStorage
 
-/// StockService's SQLite storage: hubs, products, counts, reservations, the inbox and the
+/// StockService's storage: hubs, products, counts, reservations, the inbox and the
 /// outbox. SQL only: the use cases (`StockCommands`) decide, and call the `in db` methods inside
 /// the one transaction they open with `database.write`; the reads here open their own.
 public final class StockStore: Sendable {
@@ -121,17 +121,11 @@ public final class StockStore: Sendable {
 
   // MARK: Products and counts
 
-  /// A product with its on-hand and held counts and its version.
+  /// A product with its on-hand and held counts and its version (locked in a locking write).
   func stock(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> ProductStock? {
-    try db.queryOne("SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku = ?", hub, sku).map(
-      Self.productStock)
-  }
-
-  /// On hand minus held of `sku` at `hub` (may be below 0); nil when the hub does not have it.
-  func available(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> Int? {
-    try db.queryOne("SELECT on_hand - held FROM products WHERE hub = ? AND sku = ?", hub, sku).map {
-      try $0.int(0)
-    }
+    try db.queryOne(
+      "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku = ?\(db.lockClause)", hub, sku
+    ).map(Self.productStock)
   }
 
   /// Inserts a new product with its counts and version.
@@ -159,9 +153,11 @@ public final class StockStore: Sendable {
       stock.level.version, now.timeIntervalSince1970, stock.hub, product.sku)
   }
 
-  /// A product's counts and version alone.
+  /// A product's counts and version alone (locked in a locking write).
   func level(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> StockLevel? {
-    try db.queryOne("SELECT on_hand, held, version FROM products WHERE hub = ? AND sku = ?", hub, sku).map {
+    try db.queryOne(
+      "SELECT on_hand, held, version FROM products WHERE hub = ? AND sku = ?\(db.lockClause)", hub, sku
+    ).map {
       StockLevel(onHand: try $0.int(0), held: try $0.int(1), version: try $0.int64(2))
     }
   }
@@ -185,13 +181,15 @@ public final class StockStore: Sendable {
   // MARK: Reservations
 
   /// The reservation stored under `orderId` with why it was released (a marker left by an
-  /// outcome that came first has no lines and may have no hub).
+  /// outcome that came first has no lines and may have no hub). Locked in a locking write.
   func reservation(_ orderId: String, in db: any SQLConnection) throws -> (
     reservation: Reservation, releaseReason: String?
   )? {
     try db.queryOne(
-      "SELECT hub, lines, status, created_at, expires_at, release_reason FROM reservations WHERE order_id = ?",
-      orderId
+      """
+      SELECT hub, lines, status, created_at, expires_at, release_reason FROM reservations
+      WHERE order_id = ?\(db.lockClause)
+      """, orderId
     ).map { row in
       let releaseReason = try row.optionalString(5)
       let reservation = Reservation(
@@ -204,9 +202,12 @@ public final class StockStore: Sendable {
     }
   }
 
-  /// The hub, state and release reason of the reservation under `orderId`.
+  /// The hub, state and release reason of the reservation under `orderId` (locked in a locking
+  /// write).
   func reservationStatus(_ orderId: String, in db: any SQLConnection) throws -> ReservationStatus? {
-    try db.queryOne("SELECT hub, status, release_reason FROM reservations WHERE order_id = ?", orderId).map {
+    try db.queryOne(
+      "SELECT hub, status, release_reason FROM reservations WHERE order_id = ?\(db.lockClause)", orderId
+    ).map {
       ReservationStatus(
         hub: try $0.string(0), state: Reservation.State(rawValue: try $0.string(1)) ?? .released,
         releaseReason: try $0.optionalString(2))
@@ -249,21 +250,22 @@ public final class StockStore: Sendable {
       state.rawValue, now.timeIntervalSince1970, releaseReason, orderId)
   }
 
-  /// A reservation's lines as stored.
+  /// A reservation's lines as stored, in SKU order (the order a locking write locks products in).
   func reservationLines(_ orderId: String, in db: any SQLConnection) throws -> [ReservationLine] {
-    try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ?", orderId).map {
+    try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ? ORDER BY sku", orderId).map {
       ReservationLine(sku: try $0.string(0), quantity: try $0.int(1))
     }
   }
 
   /// Held reservations whose `expiresAt` is not after `now` (`Reservation.isHolding` is false for
-  /// them), at `hub` or everywhere.
+  /// them), at `hub` or everywhere, in order id order (locked in a locking write: one that
+  /// waited for another's release of the same hold skips it).
   func heldReservations(expiredAt now: Date, hub: HubID?, in db: any SQLConnection) throws -> [(
     orderId: String, hub: HubID
   )] {
     try db.query(
       "SELECT order_id, hub FROM reservations WHERE status = 'held' AND expires_at <= ?"
-        + (hub == nil ? "" : " AND hub = ?"),
+        + (hub == nil ? "" : " AND hub = ?") + " ORDER BY order_id\(db.lockClause)",
       bindings: hub.map { [now.timeIntervalSince1970, $0] } ?? [now.timeIntervalSince1970]
     ).map { (try $0.string(0), try $0.string(1)) }
   }
