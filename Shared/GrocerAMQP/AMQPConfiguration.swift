@@ -7,8 +7,15 @@ public struct AMQPConfiguration: Sendable {
   /// The default local broker (the node `deploy/local/rabbitmq.sh` starts).
   public static let defaultURL = "amqp://guest:guest@127.0.0.1:5672/"
 
-  /// `amqp://user:password@host:port/vhost`; an empty path or `/` means the vhost `/`.
-  public var url: String
+  /// The broker's nodes, each `amqp://user:password@host:port/vhost` (an empty path or `/`
+  /// means the vhost `/`): a connection goes to the first that answers, trying the others in
+  /// turn, and after a lost connection starts with the node after the one it lost.
+  public var urls: [String]
+  /// The first of `urls`; setting it makes it the only one.
+  public var url: String {
+    get { urls.first ?? Self.defaultURL }
+    set { urls = [newValue] }
+  }
   /// Heartbeat interval in seconds; a dead broker shows after about twice this.
   public var heartbeat: Int
   /// Reconnect delays grow from `minimum` to `maximum`, with jitter.
@@ -28,7 +35,7 @@ public struct AMQPConfiguration: Sendable {
     connectTimeout: Duration = .seconds(5),
     publishTimeout: Duration = .seconds(30)
   ) {
-    self.url = url
+    self.urls = [url]
     self.heartbeat = heartbeat
     self.reconnectBackoff = reconnectBackoff
     self.connectionName = connectionName
@@ -36,12 +43,21 @@ public struct AMQPConfiguration: Sendable {
     self.publishTimeout = publishTimeout
   }
 
-  /// Reads `GROCER_AMQP_URL` and `GROCER_AMQP_HEARTBEAT` (seconds).
+  /// Reads `GROCER_AMQP_URLS` (a cluster's nodes, comma-separated, taken in an order shuffled
+  /// per process so that connections spread over the nodes) or else `GROCER_AMQP_URL`, and
+  /// `GROCER_AMQP_HEARTBEAT` (seconds).
   public init(settings: Settings, connectionName: String = "grocer") {
     self.init(
       url: settings.string("GROCER_AMQP_URL", default: AMQPConfiguration.defaultURL),
       heartbeat: settings.int("GROCER_AMQP_HEARTBEAT", default: 10),
       connectionName: connectionName)
+    let cluster = Self.urls(in: settings.string("GROCER_AMQP_URLS", default: ""))
+    if !cluster.isEmpty { urls = cluster.shuffled() }
+  }
+
+  /// The URLs of a comma-separated list, blanks dropped.
+  public static func urls(in list: String) -> [String] {
+    list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
   }
 
   /// A copy with another connection name (each publisher/consumer names its own connection).

@@ -112,6 +112,12 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
 
   public var isConnected: Bool { driver.isConnected }
 
+  /// The broker node (`host:port`) it is connected to; nil while it is not.
+  public var connectedNode: String? { driver.connectedNode }
+
+  /// How many times it reconnected to another node than before (a cluster's failovers).
+  public var failovers: Int { driver.failovers }
+
   /// The queue's actual name on the current connection (server-named transient queues differ
   /// per connection).
   public var queueName: String { declaredName.withLock { $0 } }

@@ -72,6 +72,12 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
 
   public var isConnected: Bool { driver.isConnected }
 
+  /// The broker node (`host:port`) it is connected to; nil while it is not.
+  public var connectedNode: String? { driver.connectedNode }
+
+  /// How many times it reconnected to another node than before (a cluster's failovers).
+  public var failovers: Int { driver.failovers }
+
   /// Starts the connection; returns once connected or after the first attempt failed (it keeps
   /// retrying in the background).
   public func start() async throws {

@@ -77,6 +77,14 @@ final class ConnectionDriver: @unchecked Sendable {
   private var reconnectAt: ContinuousClock.Instant?
   /// When the socket last had something to read (broker heartbeats count).
   private var lastInbound = ContinuousClock.now
+  /// Which of `configuration.urls` the next attempt tries first: the one after the node a
+  /// connection was lost with, so a node that died is tried last.
+  private var firstURL = 0
+  /// Which of `configuration.urls` the last connection went to.
+  private var connectedIndex: Int?
+  /// The node of the connection now open (`host:port`), nil between connections.
+  private let node = Mutex<String?>(nil)
+  private let failoverCounter = Atomic<Int>(0)
 
   init(configuration: AMQPConfiguration, logger: Logger) {
     self.configuration = configuration
@@ -94,6 +102,12 @@ final class ConnectionDriver: @unchecked Sendable {
 
   /// Counts successful connections; a delivery from an older generation cannot be acked.
   var generation: Int { generationCounter.load(ordering: .acquiring) }
+
+  /// The broker node (`host:port`) of the connection now open; nil while there is none.
+  var connectedNode: String? { node.withLock { $0 } }
+
+  /// How many connections went to another node than the connection before them.
+  var failovers: Int { failoverCounter.load(ordering: .relaxed) }
 
   /// Starts the thread and waits for the first connection attempt to end (up to the connect
   /// time-out plus a little). If it failed, the thread keeps retrying in the background.
@@ -367,7 +381,11 @@ final class ConnectionDriver: @unchecked Sendable {
       switch action {
       case .connect:
         do {
-          connection = try Self.open(configuration: configuration)
+          let opened = try Self.open(configuration: configuration, startingAt: firstURL)
+          connection = opened.connection
+          if let last = connectedIndex, last != opened.index { failoverCounter.add(1, ordering: .relaxed) }
+          connectedIndex = opened.index
+          node.withLock { $0 = "\(opened.endpoint.host):\(opened.endpoint.port)" }
           perform(machine.handle(.connected))
         } catch {
           attempts.add(1, ordering: .releasing)
@@ -391,12 +409,15 @@ final class ConnectionDriver: @unchecked Sendable {
         connectedFlag.store(true, ordering: .releasing)
         attempts.add(1, ordering: .releasing)
         signalWaiters(.connected)
-        logger.info("connected to the broker", ["amqp.generation": String(generation)])
+        logger.info(
+          "connected to the broker",
+          ["amqp.generation": String(generation), "amqp.node": connectedNode ?? ""])
         role?.didConnect(generation: generation)
       case .destroyConnection:
         connectedFlag.store(false, ordering: .releasing)
         if let connection { amqp_destroy_connection(connection) }
         connection = nil
+        forgetNode()
       case .failInFlight(let error):
         connectedFlag.store(false, ordering: .releasing)
         role?.failInFlight(error)
@@ -410,13 +431,45 @@ final class ConnectionDriver: @unchecked Sendable {
           amqp_destroy_connection(connection)
         }
         connection = nil
+        forgetNode()
       }
     }
   }
 
-  /// Opens a connection and channel 1; on failure nothing is left allocated.
+  /// The connection is gone: the next attempt starts with the node after its node.
+  private func forgetNode() {
+    node.withLock { $0 = nil }
+    if let connectedIndex { firstURL = (connectedIndex + 1) % max(1, configuration.urls.count) }
+  }
+
+  /// Opens a connection and channel 1 to the first of `configuration.urls` that answers, from
+  /// `startingAt` on and round; throws the last node's error when none does. On failure nothing
+  /// is left allocated.
+  static func open(configuration: AMQPConfiguration, startingAt first: Int) throws -> (
+    connection: amqp_connection_state_t, endpoint: AMQPEndpoint, index: Int
+  ) {
+    let urls = configuration.urls.isEmpty ? [configuration.url] : configuration.urls
+    var failure: (any Error)?
+    for offset in 0..<urls.count {
+      let index = (first + offset) % urls.count
+      do {
+        let endpoint = try AMQPEndpoint(url: urls[index])
+        return (try open(endpoint, configuration), endpoint, index)
+      } catch {
+        failure = error
+      }
+    }
+    throw failure ?? AMQPError.invalidURL("")
+  }
+
+  /// `open(configuration:startingAt:)` from the first node on, for one-off connections.
   static func open(configuration: AMQPConfiguration) throws -> amqp_connection_state_t {
-    let endpoint = try AMQPEndpoint(url: configuration.url)
+    try open(configuration: configuration, startingAt: 0).connection
+  }
+
+  private static func open(_ endpoint: AMQPEndpoint, _ configuration: AMQPConfiguration) throws
+    -> amqp_connection_state_t
+  {
     guard let connection = amqp_new_connection() else {
       throw AMQPError.library(operation: "amqp_new_connection", message: "out of memory")
     }

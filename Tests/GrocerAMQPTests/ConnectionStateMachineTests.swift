@@ -174,6 +174,28 @@ import Testing
     let configuration = AMQPConfiguration(
       settings: .init(["GROCER_AMQP_URL": "amqp://u:p@example:5673/v", "GROCER_AMQP_HEARTBEAT": "30"]))
     #expect(configuration.url == "amqp://u:p@example:5673/v")
+    #expect(configuration.urls == ["amqp://u:p@example:5673/v"])
     #expect(configuration.heartbeat == 30)
+  }
+
+  /// A cluster's nodes come in an order of the process's own, every one of them once.
+  @Test func aClustersURLsComeShuffledAndReplaceTheSingleURL() {
+    let nodes = (1...3).map { "amqp://guest:guest@127.0.0.1:\(5671 + $0)/" }
+    var orders = Set<[String]>()
+    for _ in 0..<50 {
+      let configuration = AMQPConfiguration(
+        settings: .init([
+          "GROCER_AMQP_URL": "amqp://u:p@example:5673/v",
+          "GROCER_AMQP_URLS": " \(nodes.joined(separator: " , ")), ",
+        ]))
+      #expect(configuration.urls.sorted() == nodes)
+      #expect(configuration.url == configuration.urls[0])
+      orders.insert(configuration.urls)
+    }
+    #expect(orders.count > 1, "50 processes would not all take the nodes in one order")
+    var single = AMQPConfiguration(settings: .init(["GROCER_AMQP_URLS": " , "]))
+    #expect(single.urls == [AMQPConfiguration.defaultURL])
+    single.url = "amqp://guest:guest@127.0.0.1:5673/"
+    #expect(single.urls == ["amqp://guest:guest@127.0.0.1:5673/"])
   }
 }

@@ -17,6 +17,13 @@
 #   deploy/local/rabbitmq.sh migrate [VHOST]
 #                                      clear older builds' per-queue dead-letter policies and name
 #                                      their old-style queues (deletes nothing)
+#   deploy/local/rabbitmq.sh cluster start|stop|status|kill N|start-node N|urls
+#                                      three nodes in one cluster instead of the single node:
+#                                      grocer-N@localhost on AMQP ports 5672-5674, distribution
+#                                      ports 25672-25674, state in var/rabbitmq/grocer-N (names
+#                                      and ports: GROCER_RABBITMQ_CLUSTER_NAME, _CLUSTER_PORT);
+#                                      `kill N` is SIGKILL of node N (drills), `start-node N` brings
+#                                      it back, `urls` prints GROCER_AMQP_URLS for the services
 #
 # Environment:
 #   GROCER_AMQP_PORT             AMQP port (default 5672)
@@ -24,6 +31,7 @@
 #   GROCER_RABBITMQ_NODENAME     node name (default grocer@localhost)
 #   GROCER_RABBITMQ_MANAGEMENT   1 enables the management plugin on 127.0.0.1:15672 (slower start)
 #   GROCER_VAR_DIR               state folder (default <project>/var); the node lives in its rabbitmq/
+#   GROCER_RABBITMQ_BASE         the node's own state folder (default $GROCER_VAR_DIR/rabbitmq)
 #   GROCER_RABBITMQ_BUSY_WAIT    1 keeps Erlang's scheduler busy-waiting (off by default: on a few
 #                                shared cores it took CPU the services needed)
 #
@@ -34,7 +42,7 @@ set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PROJECT_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
 VAR_DIR="${GROCER_VAR_DIR:-$PROJECT_ROOT/var}"
-BASE="$VAR_DIR/rabbitmq"
+BASE="${GROCER_RABBITMQ_BASE:-$VAR_DIR/rabbitmq}"
 BIN=/usr/lib/rabbitmq/bin
 
 PORT="${GROCER_AMQP_PORT:-5672}"
@@ -62,6 +70,10 @@ BUSY_WAIT_ARGS="+sbwt none +sbwtdcpu none +sbwtdio none"
 export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} $BUSY_WAIT_ARGS"
 
 log() { echo "rabbitmq.sh: $*" >&2; }
+
+# Whether `start` sets the dead-letter policy on / (a cluster's nodes leave it to the cluster:
+# policies are cluster-wide, and a node rejoining may not take one yet).
+NODE_POLICY="${GROCER_RABBITMQ_NODE_POLICY:-1}"
 
 # True if something accepts TCP connections on 127.0.0.1:$PORT.
 port_answers() {
@@ -123,8 +135,8 @@ start() {
   if port_answers; then
     log "a broker already answers on 127.0.0.1:$PORT"
     ensure_cookie
-    set_policy /
-    return
+    [[ "$NODE_POLICY" == 1 ]] && set_policy /
+    return 0
   fi
   prepare
   if ! live_pid >/dev/null; then
@@ -147,7 +159,7 @@ start() {
   fi
   for _ in $(seq 1 50); do
     if port_answers; then
-      set_policy / || return 1
+      if [[ "$NODE_POLICY" == 1 ]]; then set_policy / || return 1; fi
       log "ready"
       return 0
     fi
@@ -239,7 +251,114 @@ status() {
   return 1
 }
 
+# --- The three-node cluster: each node is this script run with its own name, ports and folder.
+# GROCER_RABBITMQ_CLUSTER_NAME (default grocer) names the nodes <name>-N@localhost;
+# GROCER_RABBITMQ_CLUSTER_PORT (default 5672) is node 1's AMQP port, node N's is one more each,
+# its distribution port 20000 above. The tests run a cluster of their own beside the single node.
+CLUSTER_SIZE=3
+CLUSTER_NAME="${GROCER_RABBITMQ_CLUSTER_NAME:-grocer}"
+CLUSTER_PORT="${GROCER_RABBITMQ_CLUSTER_PORT:-5672}"
+node_port() { echo "$((CLUSTER_PORT + $1 - 1))"; }
+cluster_node() { # N COMMAND...: runs this script's COMMAND as cluster node N
+  local n="$1"
+  shift
+  GROCER_RABBITMQ_NODE_POLICY=0 GROCER_RABBITMQ_NODENAME="$CLUSTER_NAME-$n@localhost" GROCER_AMQP_PORT="$(node_port "$n")" \
+    GROCER_RABBITMQ_DIST_PORT="$(($(node_port "$n") + 20000))" \
+    GROCER_RABBITMQ_BASE="$VAR_DIR/rabbitmq/$CLUSTER_NAME-$n" bash "$SCRIPT_DIR/rabbitmq.sh" "$@"
+}
+
+cluster_ctl() { # N ARGS...: rabbitmqctl against node N
+  local n="$1"
+  shift
+  cluster_node "$n" ctl "$@"
+}
+
+# Whether node N already belongs to a cluster with node 1.
+cluster_joined() {
+  cluster_ctl "$1" cluster_status --formatter json 2>/dev/null | grep -q "\"$CLUSTER_NAME-1@localhost\""
+}
+
+cluster_start() {
+  local n failed=0 pids=()
+  if (exec 3<>"/dev/tcp/127.0.0.1/$(node_port 1)") 2>/dev/null && ! cluster_ctl 1 status >/dev/null 2>&1; then
+    log "127.0.0.1:$(node_port 1) is taken by another node (the single one? \`$0 stop\` it first)"
+    return 1
+  fi
+  # All at once: a node that was clustered before waits at boot for the others (Mnesia's
+  # tables), so started one after the other the first would time out waiting for the rest.
+  for n in $(seq 1 "$CLUSTER_SIZE"); do
+    cluster_node "$n" start &
+    pids+=($!)
+  done
+  for n in "${pids[@]}"; do wait "$n" || failed=1; done
+  ((failed == 0)) || { log "a node did not start; see $VAR_DIR/rabbitmq/$CLUSTER_NAME-*/log"; return 1; }
+  for n in $(seq 2 "$CLUSTER_SIZE"); do
+    if ! cluster_joined "$n"; then
+      log "joining $CLUSTER_NAME-$n@localhost to $CLUSTER_NAME-1@localhost"
+      # A fresh node is reset before it joins (its own / vhost goes; the cluster's stays).
+      cluster_ctl "$n" stop_app >/dev/null 2>&1 &&
+        cluster_ctl "$n" reset >/dev/null 2>&1 &&
+        cluster_ctl "$n" join_cluster "$CLUSTER_NAME-1@localhost" >/dev/null 2>&1 &&
+        cluster_ctl "$n" start_app >/dev/null 2>&1 || { log "$CLUSTER_NAME-$n@localhost could not join"; return 1; }
+    fi
+  done
+  cluster_node 1 policy / || return 1
+  log "cluster of $CLUSTER_SIZE nodes ready: $(cluster_urls)"
+}
+
+cluster_stop() {
+  local n
+  for n in $(seq "$CLUSTER_SIZE" -1 1); do cluster_node "$n" stop; done
+}
+
+cluster_status() {
+  local n up=0
+  for n in $(seq 1 "$CLUSTER_SIZE"); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$(node_port "$n")") 2>/dev/null; then
+      echo "$CLUSTER_NAME-$n@localhost: running on 127.0.0.1:$(node_port "$n")"
+      up=$((up + 1))
+    else
+      echo "$CLUSTER_NAME-$n@localhost: not running"
+    fi
+  done
+  for n in $(seq 1 "$CLUSTER_SIZE"); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$(node_port "$n")") 2>/dev/null || continue
+    echo "as $CLUSTER_NAME-$n@localhost sees it: $(cluster_ctl "$n" cluster_status --formatter json 2>/dev/null |
+      grep -o '"running_nodes":\[[^]]*\]')"
+    break
+  done
+  ((up == CLUSTER_SIZE))
+}
+
+cluster_kill() { # N: SIGKILL of node N's Erlang VM (and nothing else)
+  local pid_file="$VAR_DIR/rabbitmq/$CLUSTER_NAME-$1/rabbitmq.pid" pid
+  [[ -s "$pid_file" ]] || { log "$CLUSTER_NAME-$1@localhost has no pid file"; return 1; }
+  pid="$(tr -dc '0-9' <"$pid_file")"
+  kill -9 "$pid" 2>/dev/null && log "killed $CLUSTER_NAME-$1@localhost (pid $pid)"
+  rm -f "$pid_file"
+}
+
+cluster_urls() {
+  local n urls=()
+  for n in $(seq 1 "$CLUSTER_SIZE"); do urls+=("amqp://guest:guest@127.0.0.1:$(node_port "$n")/"); done
+  (IFS=,; echo "${urls[*]}")
+}
+
+cluster() {
+  local node="${2:-}"
+  case "${1:-}" in
+    start) cluster_start ;;
+    stop) cluster_stop ;;
+    status) cluster_status ;;
+    kill) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster kill N: N is 1, 2 or 3"; return 2; }; cluster_kill "$node" ;;
+    start-node) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster start-node N: N is 1, 2 or 3"; return 2; }; cluster_node "$node" start ;;
+    urls) cluster_urls ;;
+    *) echo "usage: $0 cluster start|stop|status|kill N|start-node N|urls" >&2; return 2 ;;
+  esac
+}
+
 case "${1:-}" in
+  cluster) shift; cluster "$@" ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
@@ -248,5 +367,5 @@ case "${1:-}" in
   migrate) ensure_cookie; migrate "${2:-/}" ;;
   policy) ensure_cookie; set_policy "${2:-/}" ;;
   ctl) shift; ensure_cookie; exec "$BIN/rabbitmqctl" "$@" ;;
-  *) echo "usage: $0 start|stop|status|reset|definitions|migrate [VHOST]|policy [VHOST]|ctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|reset|definitions|migrate [VHOST]|policy [VHOST]|ctl ARGS...|cluster ..." >&2; exit 2 ;;
 esac
