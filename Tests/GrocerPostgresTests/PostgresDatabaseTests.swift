@@ -14,6 +14,20 @@ import Testing
     version: 1, name: "items",
     sql: "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
 
+  static let counters = Migration(
+    version: 1, name: "counters",
+    sql: "CREATE TABLE counters (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)")
+
+  /// A fresh database with the counters table and a pool of 6, for tests of concurrent writers.
+  func withCounters(_ body: (PostgresDatabase) async throws -> Void) async throws {
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let database = try PostgresDatabase(
+      url: url, migrations: [Self.counters], poolSize: 6, logger: .discarding())
+    defer { database.close() }
+    try await body(database)
+  }
+
   /// Opens a fresh database, runs `body`, then closes and drops it.
   func withDatabase<T>(
     _ migrations: [Migration] = [items], poolSize: Int = 4, _ body: (PostgresDatabase, String) throws -> T
@@ -163,98 +177,90 @@ import Testing
   /// Read, add one, write back from many threads at once: the snapshot's first-updater-wins and
   /// the retries of its conflicts lose no increment (READ COMMITTED would).
   @Test func concurrentReadModifyWritesLoseNothing() async throws {
-    let counters = Migration(
-      version: 1, name: "counters",
-      sql: "CREATE TABLE counters (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)")
-    let url = try TestPostgres.freshDatabase("storage")
-    defer { TestPostgres.drop(url) }
-    let database = try PostgresDatabase(url: url, migrations: [counters], poolSize: 6, logger: .discarding())
-    defer { database.close() }
-    try database.write { try $0.execute("INSERT INTO counters VALUES (1, 0)") }
-    let commits = Atomic<Int>(0)
-    database.onCommit { commits.add(1, ordering: .relaxed) }
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      for _ in 0..<6 {
-        group.addTask {
-          for _ in 0..<25 {
-            try await database.writeAsync { db in
-              let value = try db.queryOne("SELECT value FROM counters WHERE id = 1")!.int(0)
-              try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
-              db.wakeCommitObservers()
+    try await withCounters { database in
+      try database.write { try $0.execute("INSERT INTO counters VALUES (1, 0)") }
+      let commits = Atomic<Int>(0)
+      database.onCommit { commits.add(1, ordering: .relaxed) }
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<6 {
+          group.addTask {
+            for _ in 0..<25 {
+              try await database.writeAsync { db in
+                let value = try db.queryOne("SELECT value FROM counters WHERE id = 1")!.int(0)
+                try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+                db.wakeCommitObservers()
+              }
             }
           }
         }
+        try await group.waitForAll()
       }
-      try await group.waitForAll()
+      #expect(try database.read { try $0.queryOne("SELECT value FROM counters")?.int(0) } == 150)
+      // One wake per commit that asked for it, and one when the listener for other replicas'
+      // outbox rows started; a commit that did not ask wakes nobody.
+      #expect(await eventually { commits.load(ordering: .relaxed) == 151 })
+      try database.write { try $0.execute("UPDATE counters SET value = 0 WHERE id = 1") }
+      try await Task.sleep(for: .milliseconds(300))
+      #expect(commits.load(ordering: .relaxed) == 151)
     }
-    #expect(try database.read { try $0.queryOne("SELECT value FROM counters")?.int(0) } == 150)
-    // One wake per commit that asked for it, and one when the listener for other replicas'
-    // outbox rows started; a commit that did not ask wakes nobody.
-    #expect(await eventually { commits.load(ordering: .relaxed) == 151 })
-    try database.write { try $0.execute("UPDATE counters SET value = 0 WHERE id = 1") }
-    try await Task.sleep(for: .milliseconds(300))
-    #expect(commits.load(ordering: .relaxed) == 151)
   }
 
   /// Locking writes of one row queue on its lock and each runs once (a snapshot write would fail
   /// and run again), and what one reads with `lockClause` is the newest committed version, even
   /// when it was committed after the write's first statement.
   @Test func aLockingWriteWaitsForARowAndSeesItsNewestVersion() async throws {
-    let counters = Migration(
-      version: 1, name: "counters",
-      sql: "CREATE TABLE counters (id INTEGER PRIMARY KEY, value INTEGER NOT NULL)")
-    let url = try TestPostgres.freshDatabase("storage")
-    defer { TestPostgres.drop(url) }
-    let database = try PostgresDatabase(url: url, migrations: [counters], poolSize: 6, logger: .discarding())
-    defer { database.close() }
-    try database.write { db in
-      #expect(db.lockClause == "")
-      try db.execute("INSERT INTO counters VALUES (1, 0), (2, 0)")
-    }
-    let runs = Recorder<Int>()
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      for _ in 0..<6 {
-        group.addTask {
-          for _ in 0..<25 {
-            try await database.onWriterQueue {
-              try database.writeLockingRows { db in
-                runs.append(1)
-                let value = try db.queryOne("SELECT value FROM counters WHERE id = 1\(db.lockClause)")!.int(0)
-                try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+    try await withCounters { database in
+      try database.write { db in
+        #expect(db.lockClause == "")
+        try db.execute("INSERT INTO counters VALUES (1, 0), (2, 0)")
+      }
+      let runs = Recorder<Int>()
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<6 {
+          group.addTask {
+            for _ in 0..<25 {
+              try await database.onWriterQueue {
+                try database.writeLockingRows { db in
+                  runs.append(1)
+                  let value = try db.queryOne("SELECT value FROM counters WHERE id = 1\(db.lockClause)")!.int(
+                    0)
+                  try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+                }
               }
             }
           }
         }
+        try await group.waitForAll()
       }
-      try await group.waitForAll()
-    }
-    #expect(try database.read { try $0.queryOne("SELECT value FROM counters WHERE id = 1")?.int(0) } == 150)
-    #expect(runs.count == 150, "every locking write ran once")
+      #expect(try database.read { try $0.queryOne("SELECT value FROM counters WHERE id = 1")?.int(0) } == 150)
+      #expect(runs.count == 150, "every locking write ran once")
 
-    // Another writer changes row 1 and commits after the locking write's first statement.
-    let go = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-      go.wait()
-      _ = try? database.write { try $0.execute("UPDATE counters SET value = 1000 WHERE id = 1") }
-      done.signal()
-    }.start()
-    let attempts = Recorder<Int>()
-    let seen = try database.writeLockingRows { db in
-      attempts.append(1)
-      #expect(db.lockClause == " FOR UPDATE")
-      _ = try db.queryOne("SELECT value FROM counters WHERE id = 2")
-      if attempts.count == 1 {
-        go.signal()
-        done.wait()
+      // Another writer changes row 1 and commits after the locking write's first statement.
+      let go = DispatchSemaphore(value: 0)
+      let done = DispatchSemaphore(value: 0)
+      Thread {
+        go.wait()
+        _ = try? database.write { try $0.execute("UPDATE counters SET value = 1000 WHERE id = 1") }
+        done.signal()
+      }.start()
+      let attempts = Recorder<Int>()
+      let seen = try database.writeLockingRows { db in
+        attempts.append(1)
+        #expect(db.lockClause == " FOR UPDATE")
+        _ = try db.queryOne("SELECT value FROM counters WHERE id = 2")
+        if attempts.count == 1 {
+          go.signal()
+          done.wait()
+        }
+        let value = try db.queryOne("SELECT value FROM counters WHERE id = 1\(db.lockClause)")!.int(0)
+        try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
+        return value
       }
-      let value = try db.queryOne("SELECT value FROM counters WHERE id = 1\(db.lockClause)")!.int(0)
-      try db.execute("UPDATE counters SET value = ? WHERE id = 1", value + 1)
-      return value
+      #expect(seen == 1000)
+      #expect(attempts.count == 1)
+      #expect(
+        try database.read { try $0.queryOne("SELECT value FROM counters WHERE id = 1")?.int(0) } == 1001)
     }
-    #expect(seen == 1000)
-    #expect(attempts.count == 1)
-    #expect(try database.read { try $0.queryOne("SELECT value FROM counters WHERE id = 1")?.int(0) } == 1001)
   }
 
   /// BEGIN goes out with a transaction's first statement and a read's COMMIT is not waited
