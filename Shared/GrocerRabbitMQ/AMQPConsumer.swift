@@ -95,7 +95,7 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
     self.concurrency = rpcQueue == nil ? 1 : max(1, concurrency)
     self.maximumBatch = max(1, maximumBatch)
     self.name = "amqp-consumer-\(rpcQueue ?? queue.name)"
-    self.driver = ConnectionDriver(configuration: configuration, logger: logger)
+    self.driver = ConnectionDriver(configuration: configuration, logger: logger, metrics: metrics)
     self.queue = queue
     self.rpcQueue = rpcQueue
     self.prefetch = prefetch

@@ -63,7 +63,7 @@ public final class AMQPPublisher: ConfirmedPublisher, LifecycleService, @uncheck
     name: String = "amqp-publisher"
   ) {
     self.name = name
-    self.driver = ConnectionDriver(configuration: configuration, logger: logger)
+    self.driver = ConnectionDriver(configuration: configuration, logger: logger, metrics: metrics)
     self.mandatory = mandatory
     self.logger = logger
     self.published = metrics.counter(

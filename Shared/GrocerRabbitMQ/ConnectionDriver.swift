@@ -85,9 +85,17 @@ final class ConnectionDriver: @unchecked Sendable {
   /// The node of the connection now open (`host:port`), nil between connections.
   private let node = Mutex<String?>(nil)
   private let failoverCounter = Atomic<Int>(0)
+  /// `/metrics`: connections opened again after one was lost, and those that went to another node.
+  private let reconnectsMetric: Counter?
+  private let failoversMetric: Counter?
 
-  init(configuration: AMQPConfiguration, logger: Logger) {
+  init(configuration: AMQPConfiguration, logger: Logger, metrics: MetricsRegistry? = nil) {
     self.configuration = configuration
+    let labels = [("connection", configuration.connectionName)]
+    self.reconnectsMetric = metrics?.counter(
+      "amqp_reconnects_total", help: "Broker connections opened again after one was lost.", labels: labels)
+    self.failoversMetric = metrics?.counter(
+      "amqp_failovers_total", help: "Broker reconnections that went to another node.", labels: labels)
     self.logger = logger.with(["amqp.connection": configuration.connectionName])
     self.machine = ConnectionStateMachine(backoff: configuration.reconnectBackoff)
     self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -383,7 +391,13 @@ final class ConnectionDriver: @unchecked Sendable {
         do {
           let opened = try Self.open(configuration: configuration, startingAt: firstURL)
           connection = opened.connection
-          if let last = connectedIndex, last != opened.index { failoverCounter.add(1, ordering: .relaxed) }
+          if let last = connectedIndex {
+            reconnectsMetric?.increment()
+            if last != opened.index {
+              failoverCounter.add(1, ordering: .relaxed)
+              failoversMetric?.increment()
+            }
+          }
           connectedIndex = opened.index
           node.withLock { $0 = "\(opened.endpoint.host):\(opened.endpoint.port)" }
           perform(machine.handle(.connected))

@@ -32,10 +32,10 @@ import Testing
         return .ack
       })
     try await consumer.start()
+    let metrics = MetricsRegistry()
     let publisher = AMQPPublisher(
       configuration: configuration("grocer-failover-publisher", [first.port, second.port]),
-      logger: .discarding(),
-      metrics: MetricsRegistry())
+      logger: .discarding(), metrics: metrics)
     try await publisher.start()
     #expect(consumer.connectedNode == "127.0.0.1:\(first.port)")
     #expect(publisher.connectedNode == "127.0.0.1:\(first.port)")
@@ -48,6 +48,9 @@ import Testing
     #expect(await eventually { publisher.connectedNode == "127.0.0.1:\(second.port)" })
     #expect(publisher.failovers == 1)
     #expect(consumer.failovers == 0)
+    let rendered = metrics.render()
+    #expect(rendered.contains(#"amqp_reconnects_total{connection="grocer-failover-publisher"} 1"#))
+    #expect(rendered.contains(#"amqp_failovers_total{connection="grocer-failover-publisher"} 1"#))
     // A node that goes: its connections move to the next one that answers.
     await first.stop()
     #expect(await eventually { consumer.connectedNode == "127.0.0.1:\(second.port)" })
