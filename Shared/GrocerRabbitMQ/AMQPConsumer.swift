@@ -389,6 +389,8 @@ public final class AMQPRPCServer: LifecycleService, Sendable {
 
   public var isConnected: Bool { consumer.isConnected }
 
+  public var connectedNode: String? { consumer.connectedNode }
+
   public func start() async throws { try await consumer.start() }
 
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async -> Bool {

@@ -36,6 +36,9 @@ public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Se
 
   public var isConnected: Bool { driver.isConnected }
 
+  /// The broker node (`host:port`) it is connected to; nil while it is not.
+  public var connectedNode: String? { driver.connectedNode }
+
   public func start() async throws { await driver.start(role: self) }
 
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async -> Bool {

@@ -68,7 +68,9 @@ func makeRouter(
     })
   router.get("/v1/boom", { _ in throw Boom() })
   router.get("/v1/echo", { request in .text("\(request.path)?\(request.rawQuery)") })
-  router.addOperationalRoutes(registry: registry) { ["database": true, "broker": false] }
+  router.addOperationalRoutes(registry: registry, brokerNodes: { ["publisher": "127.0.0.1:5673"] }) {
+    ["database": true, "broker": false]
+  }
   return router
 }
 
@@ -282,6 +284,7 @@ func makeRouter(
     #expect(ready.status == 503)
     #expect(ready.headers["Retry-After"] != nil)
     #expect(try ready.json(as: Problem.self).detail.contains("broker"))
+    #expect(ready.bodyString.contains(#""brokerNodes":{"publisher":"127.0.0.1:5673"}"#))
     let metrics = await client.get("/metrics")
     #expect(metrics.headers["Content-Type"]?.hasPrefix("text/plain; version=0.0.4") == true)
   }

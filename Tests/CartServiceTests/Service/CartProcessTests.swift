@@ -37,6 +37,11 @@ import Testing
       let service = try executable.start()
       let ready = URL(string: "http://127.0.0.1:\(port)/health/ready")!
       #expect(await service.answers(ready), "the service never became ready on port \(port)")
+      // Readiness names the broker node each connection is on.
+      let (readyBody, _) = try await URLSession.shared.data(from: ready)
+      let nodes = try JSONDecoder().decode(Readiness.self, from: readyBody).brokerNodes
+      #expect(nodes.count >= 2, "\(nodes)")
+      #expect(nodes.values.allSatisfy { $0 == "127.0.0.1:5672" }, "\(nodes)")
 
       var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/hubs/h1/cart")!)
       let now = Date()
@@ -53,4 +58,9 @@ import Testing
       #expect(ending.log.contains("\"msg\":\"stopping\""))
     }
   }
+}
+
+/// The part of `/health/ready`'s answer these tests read.
+private struct Readiness: Decodable {
+  var brokerNodes: [String: String]
 }

@@ -86,11 +86,9 @@ public func buildCartService(
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(CartController(commands: commands, clock: clock, fillHub: { await sync.fillHub($0) }).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  router.addOperationalRoutes(registry: metrics) {
-    [
-      "database": database.isReachable(),
-      "broker": publisher.isConnected && consumer.isConnected && rpcServer.isConnected,
-    ]
+  let broker = BrokerConnections([publisher, consumer, rpcServer])
+  router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
+    ["database": database.isReachable(), "broker": broker.areConnected]
   }
   let http = HTTPServer(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8082),

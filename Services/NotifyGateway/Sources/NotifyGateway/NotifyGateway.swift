@@ -91,11 +91,9 @@ public func buildNotifyGateway(
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(NotifyController(commands: commands, simulator: simulator).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  router.addOperationalRoutes(registry: metrics) {
-    [
-      "database": database.isReachable(),
-      "broker": consumer.isConnected,
-    ]
+  let broker = BrokerConnections([consumer])
+  router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
+    ["database": database.isReachable(), "broker": broker.areConnected]
   }
   let http = HTTPServer(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8085),

@@ -91,11 +91,9 @@ public func buildOrderService(
       requestDeadline: .milliseconds(Int(configuration.requestDeadline * 1000)), deadlines: deadlines
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  router.addOperationalRoutes(registry: metrics) {
-    [
-      "database": database.isReachable(),
-      "broker": publisher.isConnected && rpcClient.isConnected,
-    ]
+  let broker = BrokerConnections([publisher, rpcClient])
+  router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
+    ["database": database.isReachable(), "broker": broker.areConnected]
   }
   let http = HTTPServer(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8083),

@@ -112,12 +112,9 @@ public func buildStockService(
   router.add(
     StockController(commands: commands, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  router.addOperationalRoutes(registry: metrics) {
-    [
-      "database": database.isReachable(),
-      "broker": publisher.isConnected && outcomeConsumer.isConnected && cacheConsumer.isConnected
-        && rpcServer.isConnected && catalogueServer.isConnected,
-    ]
+  let broker = BrokerConnections([publisher, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer])
+  router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
+    ["database": database.isReachable(), "broker": broker.areConnected]
   }
   let http = HTTPServer(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8081),

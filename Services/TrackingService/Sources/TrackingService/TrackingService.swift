@@ -71,11 +71,9 @@ public func buildTrackingService(
       clockSkew: configuration.clockSkew
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  router.addOperationalRoutes(registry: metrics) {
-    [
-      "database": database.isReachable(),
-      "broker": publisher.isConnected && consumer.isConnected,
-    ]
+  let broker = BrokerConnections([publisher, consumer])
+  router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
+    ["database": database.isReachable(), "broker": broker.areConnected]
   }
   let http = HTTPServer(
     configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8084),
