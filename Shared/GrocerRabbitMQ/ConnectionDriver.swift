@@ -84,17 +84,18 @@ final class ConnectionDriver: @unchecked Sendable {
   private var connectedIndex: Int?
   /// The node of the connection now open (`host:port`), nil between connections.
   private let node = Mutex<String?>(nil)
-  private let failoverCounter = Atomic<Int>(0)
-  /// `/metrics`: connections opened again after one was lost, and those that went to another node.
-  private let reconnectsMetric: Counter?
-  private let failoversMetric: Counter?
+  /// Connections opened again after one was lost, and those that went to another node (in
+  /// `/metrics` when the part was given a registry, else in one of the driver's own).
+  private let reconnects: Counter
+  private let failoverCount: Counter
 
   init(configuration: AMQPConfiguration, logger: Logger, metrics: MetricsRegistry? = nil) {
     self.configuration = configuration
+    let registry = metrics ?? MetricsRegistry()
     let labels = [("connection", configuration.connectionName)]
-    self.reconnectsMetric = metrics?.counter(
+    self.reconnects = registry.counter(
       "amqp_reconnects_total", help: "Broker connections opened again after one was lost.", labels: labels)
-    self.failoversMetric = metrics?.counter(
+    self.failoverCount = registry.counter(
       "amqp_failovers_total", help: "Broker reconnections that went to another node.", labels: labels)
     self.logger = logger.with(["amqp.connection": configuration.connectionName])
     self.machine = ConnectionStateMachine(backoff: configuration.reconnectBackoff)
@@ -115,7 +116,7 @@ final class ConnectionDriver: @unchecked Sendable {
   var connectedNode: String? { node.withLock { $0 } }
 
   /// How many connections went to another node than the connection before them.
-  var failovers: Int { failoverCounter.load(ordering: .relaxed) }
+  var failovers: Int { failoverCount.value }
 
   /// Starts the thread and waits for the first connection attempt to end (up to the connect
   /// time-out plus a little). If it failed, the thread keeps retrying in the background.
@@ -392,11 +393,8 @@ final class ConnectionDriver: @unchecked Sendable {
           let opened = try Self.open(configuration: configuration, startingAt: firstURL)
           connection = opened.connection
           if let last = connectedIndex {
-            reconnectsMetric?.increment()
-            if last != opened.index {
-              failoverCounter.add(1, ordering: .relaxed)
-              failoversMetric?.increment()
-            }
+            reconnects.increment()
+            if last != opened.index { failoverCount.increment() }
           }
           connectedIndex = opened.index
           node.withLock { $0 = "\(opened.endpoint.host):\(opened.endpoint.port)" }

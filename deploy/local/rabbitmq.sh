@@ -75,9 +75,9 @@ log() { echo "rabbitmq.sh: $*" >&2; }
 # policies are cluster-wide, and a node rejoining may not take one yet).
 NODE_POLICY="${GROCER_RABBITMQ_NODE_POLICY:-1}"
 
-# True if something accepts TCP connections on 127.0.0.1:$PORT.
+# True if something accepts TCP connections on 127.0.0.1:PORT (default this node's $PORT).
 port_answers() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null
+  (exec 3<>"/dev/tcp/127.0.0.1/${1:-$PORT}") 2>/dev/null
 }
 
 # Prints the pid from the pid file if that process is alive.
@@ -280,7 +280,7 @@ cluster_joined() {
 
 cluster_start() {
   local n failed=0 pids=()
-  if (exec 3<>"/dev/tcp/127.0.0.1/$(node_port 1)") 2>/dev/null && ! cluster_ctl 1 status >/dev/null 2>&1; then
+  if port_answers "$(node_port 1)" && ! cluster_ctl 1 status >/dev/null 2>&1; then
     log "127.0.0.1:$(node_port 1) is taken by another node (the single one? \`$0 stop\` it first)"
     return 1
   fi
@@ -312,30 +312,27 @@ cluster_stop() {
 }
 
 cluster_status() {
-  local n up=0
+  local n up=0 first=""
   for n in $(seq 1 "$CLUSTER_SIZE"); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$(node_port "$n")") 2>/dev/null; then
+    if port_answers "$(node_port "$n")"; then
       echo "$CLUSTER_NAME-$n@localhost: running on 127.0.0.1:$(node_port "$n")"
       up=$((up + 1))
+      first="${first:-$n}"
     else
       echo "$CLUSTER_NAME-$n@localhost: not running"
     fi
   done
-  for n in $(seq 1 "$CLUSTER_SIZE"); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$(node_port "$n")") 2>/dev/null || continue
-    echo "as $CLUSTER_NAME-$n@localhost sees it: $(cluster_ctl "$n" cluster_status --formatter json 2>/dev/null |
-      grep -o '"running_nodes":\[[^]]*\]')"
-    break
-  done
+  [[ -n "$first" ]] && echo "as $CLUSTER_NAME-$first@localhost sees it: $(cluster_ctl "$first" cluster_status \
+    --formatter json 2>/dev/null | grep -o '"running_nodes":\[[^]]*\]')"
   ((up == CLUSTER_SIZE))
 }
 
-cluster_kill() { # N: SIGKILL of node N's Erlang VM (and nothing else)
-  local pid_file="$VAR_DIR/rabbitmq/$CLUSTER_NAME-$1/rabbitmq.pid" pid
-  [[ -s "$pid_file" ]] || { log "$CLUSTER_NAME-$1@localhost has no pid file"; return 1; }
-  pid="$(tr -dc '0-9' <"$pid_file")"
-  kill -9 "$pid" 2>/dev/null && log "killed $CLUSTER_NAME-$1@localhost (pid $pid)"
-  rm -f "$pid_file"
+# SIGKILL of this node's Erlang VM and nothing else (`cluster kill N` runs it as node N).
+kill_node() {
+  local pid
+  pid="$(live_pid)" || { log "$RABBITMQ_NODENAME is not running"; return 1; }
+  kill -9 "$pid" && log "killed $RABBITMQ_NODENAME (pid $pid)"
+  rm -f "$RABBITMQ_PID_FILE"
 }
 
 cluster_urls() {
@@ -350,7 +347,7 @@ cluster() {
     start) cluster_start ;;
     stop) cluster_stop ;;
     status) cluster_status ;;
-    kill) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster kill N: N is 1, 2 or 3"; return 2; }; cluster_kill "$node" ;;
+    kill) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster kill N: N is 1, 2 or 3"; return 2; }; cluster_node "$node" kill-node ;;
     start-node) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster start-node N: N is 1, 2 or 3"; return 2; }; cluster_node "$node" start ;;
     urls) cluster_urls ;;
     *) echo "usage: $0 cluster start|stop|status|kill N|start-node N|urls" >&2; return 2 ;;
@@ -361,6 +358,7 @@ case "${1:-}" in
   cluster) shift; cluster "$@" ;;
   start) start ;;
   stop) stop ;;
+  kill-node) kill_node ;;
   status) status ;;
   reset) ensure_cookie; reset ;;
   definitions) ensure_cookie; migrate /; import_definitions ;;

@@ -5,7 +5,8 @@ import GrocerStorage
 
 /// StockService's storage: hubs, products, counts, reservations, the inbox and the
 /// outbox. SQL only: the use cases (`StockCommands`) decide, and call the `in db` methods inside
-/// the one transaction they open with `database.write`; the reads here open their own.
+/// the one transaction they open with `database.write` (or `writeLockingRows`, whose reads lock
+/// through `lockClause`); the reads here open their own.
 public final class StockStore: Sendable {
   public let database: any SQLDatabase
 
