@@ -57,10 +57,12 @@ build: deps
 broker: deps
 	@bash $(RABBITMQ) start
 
-# The running system gets our topology and dead-letter policies first (the tests and benchmarks
+# The running system gets our topology and dead-letter policies first, after replacing an older
+# build's classic parking queues (a node kept in var/ from before). (The tests and benchmarks
 # share the node but use queues of their own, so they do not import it: the service queues
 # would fill with their events).
 services: build broker
+	@GROCER_RABBITMQ_SCRIPT=$(RABBITMQ) $(BIN_DIR)/grocer parking migrate
 	@bash $(RABBITMQ) definitions
 	@GROCER_BIN_DIR="$(BIN_DIR)" bash $(DEPLOY)/services.sh start
 

@@ -107,7 +107,7 @@ public enum AMQPAdmin {
     return try outcome.get().result
   }
 
-  private static func run<T: Sendable>(
+  static func run<T: Sendable>(
     _ configuration: AMQPConfiguration, _ body: @escaping @Sendable (AMQPChannel) throws -> T
   ) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in

@@ -43,10 +43,16 @@ struct AMQPOutgoingProperties {
   var contentType: String? = "application/json"
 }
 
-/// Channel 1 of one open connection. Only ever used on that connection's thread.
+/// One channel (1 unless said otherwise) of one open connection. Only ever used on that
+/// connection's thread.
 struct AMQPChannel {
   let connection: amqp_connection_state_t
-  let number: amqp_channel_t = 1
+  let number: amqp_channel_t
+
+  init(connection: amqp_connection_state_t, number: amqp_channel_t = 1) {
+    self.connection = connection
+    self.number = number
+  }
 
   /// Throws unless the last synchronous call succeeded.
   func check(_ operation: String) throws {
@@ -148,9 +154,22 @@ struct AMQPChannel {
     try check("queue.bind \(queue) \(routingKey)")
   }
 
-  func deleteQueue(_ name: String) throws {
+  func unbind(
+    queue: String, exchange: String, routingKey: String, arguments: [(String, AMQPFieldValue)] = []
+  ) throws {
     let arena = CStringArena()
-    amqp_queue_delete(connection, number, arena.bytes(name), 0, 0)
+    _ = withTable(arguments, arena) { table in
+      amqp_queue_unbind(
+        connection, number, arena.bytes(queue), arena.bytes(exchange), arena.bytes(routingKey), table)
+    }
+    try check("queue.unbind \(queue) \(routingKey)")
+  }
+
+  /// `ifEmpty`: the broker refuses (406) to delete a queue that holds messages (classic queues
+  /// only; RabbitMQ 3.10 answers 540 NOT_IMPLEMENTED for a quorum queue).
+  func deleteQueue(_ name: String, ifEmpty: Bool = false) throws {
+    let arena = CStringArena()
+    amqp_queue_delete(connection, number, arena.bytes(name), 0, ifEmpty ? 1 : 0)
     try check("queue.delete \(name)")
   }
 
@@ -304,8 +323,9 @@ struct AMQPChannel {
   }
 
   /// Declares a consumer's queue, its bindings and (for quorum queues) its parking queue;
-  /// returns the queue's actual name.
-  func declare(_ spec: QueueSpec) throws -> String {
+  /// returns the queue's actual name, and whether its parking queue exists with other arguments
+  /// (an older build's classic one: kept and used until `grocer parking migrate` replaces it).
+  func declare(_ spec: QueueSpec) throws -> (name: String, classicParking: Bool) {
     switch spec.kind {
     case .durableQuorum(let expiresAfter):
       var expiry: [(String, AMQPFieldValue)] = []
@@ -314,25 +334,60 @@ struct AMQPChannel {
           expiresAfter.components.seconds * 1000 + expiresAfter.components.attoseconds / 1_000_000_000_000_000
         expiry = [("x-expires", .int(Int32(clamping: max(1, milliseconds))))]
       }
-      try declareQueue(
-        spec.parkingQueueName, durable: true, exclusive: false, autoDelete: false, arguments: expiry)
-      // `all-with-x`: match on an `x-` header too (plain `all` ignores them).
-      try bind(
-        queue: spec.parkingQueueName, exchange: EventTopology.deadLetterExchange, routingKey: "",
-        arguments: [("x-match", .string("all-with-x")), ("x-first-death-queue", .string(spec.name))])
-      try declareQueue(
-        spec.name, durable: true, exclusive: false, autoDelete: false,
-        arguments: [("x-queue-type", .string("quorum"))] + expiry)
+      let quorum: [(String, AMQPFieldValue)] = [("x-queue-type", .string("quorum"))] + expiry
+      let classicParking = try declareRefusable(spec.parkingQueueName, arguments: quorum)
+      try bindParking(spec.parkingQueueName, for: spec.name)
+      try declareQueue(spec.name, durable: true, exclusive: false, autoDelete: false, arguments: quorum)
       for key in spec.bindingKeys {
         try bind(queue: spec.name, exchange: EventTopology.exchange, routingKey: key)
       }
-      return spec.name
+      return (spec.name, classicParking)
     case .transient:
       let declared = try declareQueue(spec.name, durable: false, exclusive: true, autoDelete: true)
       for key in spec.bindingKeys {
         try bind(queue: declared.name, exchange: EventTopology.exchange, routingKey: key)
       }
-      return declared.name
+      return (declared.name, false)
     }
+  }
+
+  /// Binds `parking` to the dead-letter exchange for the messages that died in `queue`.
+  func bindParking(_ parking: String, for queue: String) throws {
+    try bind(
+      queue: parking, exchange: EventTopology.deadLetterExchange, routingKey: "",
+      arguments: Self.parkingBinding(for: queue))
+  }
+
+  /// The headers a parking queue binds on: `x-first-death-queue` = the queue the message died
+  /// in (`all-with-x`: match on an `x-` header too, which plain `all` ignores).
+  static func parkingBinding(for queue: String) -> [(String, AMQPFieldValue)] {
+    [("x-match", .string("all-with-x")), ("x-first-death-queue", .string(queue))]
+  }
+
+  /// Declares a durable queue with `arguments` unless a queue of that name exists with other
+  /// arguments (406 PRECONDITION_FAILED), which is left as it is; true then.
+  func declareRefusable(_ name: String, arguments: [(String, AMQPFieldValue)]) throws -> Bool {
+    try refusable { channel in
+      try channel.declareQueue(name, durable: true, exclusive: false, autoDelete: false, arguments: arguments)
+    } == nil
+  }
+
+  /// Runs `body` on a channel of its own (this one's number + 1); nil when the broker refused it
+  /// with 406 PRECONDITION_FAILED, which closes only that channel, so this one goes on.
+  func refusable<T>(_ body: (AMQPChannel) throws -> T) throws -> T? {
+    let side: amqp_channel_t = number + 1
+    amqp_channel_open(connection, side)
+    try check("channel.open \(side)")
+    let result: T
+    do {
+      result = try body(AMQPChannel(connection: connection, number: side))
+    } catch AMQPError.brokerClosed(code: 406, _) {
+      var closeOK = amqp_channel_close_ok_t(dummy: 0)
+      try Self.status(
+        amqp_send_method(connection, side, GROCER_AMQP_CHANNEL_CLOSE_OK, &closeOK), "channel.close-ok")
+      return nil
+    }
+    try Self.check(amqp_channel_close(connection, side, AMQP_REPLY_SUCCESS), "channel.close \(side)")
+    return result
   }
 }

@@ -321,7 +321,13 @@ extension AMQPConsumer: ConnectionRole {
       name = rpcQueue
     } else {
       try channel.declareEventExchanges()
-      name = try channel.declare(queue)
+      let declared = try channel.declare(queue)
+      name = declared.name
+      if declared.classicParking {
+        logger.warning(
+          "the parking queue exists with other arguments (an older build's classic queue, lost while its node is down?): run `grocer parking migrate`",
+          ["amqp.parking_queue": queue.parkingQueueName])
+      }
     }
     declaredName.withLock { $0 = name }
     try channel.qos(prefetch: prefetch)

@@ -17,7 +17,7 @@ import Testing
 
   /// A service-like quorum queue bound to `key` whose consumer rejects everything: one message
   /// published with `key` ends in `<queue>.parking`, dead-lettered as a poison message is.
-  func parkPoisonMessage(queue: String, key: String, id: String) async throws {
+  func parkPoisonMessage(queue: String, key: String, id: String, expecting parked: Int = 1) async throws {
     let consumer = AMQPConsumer(
       configuration: configuration,
       queue: QueueSpec(name: queue, bindingKeys: [key], kind: .durableQuorum(expiresAfter: .seconds(600))),
@@ -30,12 +30,12 @@ import Testing
         messageID: id, routingKey: key, type: key, body: Data("{\"poison\":true}".utf8),
         timestamp: Date(timeIntervalSince1970: 1_700_000_000), correlationID: "corr-1")
     ])
-    let parked = try await eventually {
-      try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == 1
+    let arrived = try await eventually {
+      try await AMQPAdmin.messageCount(configuration: configuration, queue: "\(queue).parking") == parked
     }
     await consumer.shutdown()
     await publisher.shutdown()
-    try #require(parked)
+    try #require(arrived)
   }
 
   func cleanUp(_ queues: [String]) async {
@@ -121,6 +121,11 @@ import Testing
     try await withCleanup({ await cleanUp([queue, "\(queue).parking"]) }) {
       try await parkPoisonMessage(queue: queue, key: "\(queue).happened", id: "poison-4")
 
+      // A quorum queue's counts reach the listing a moment after the message.
+      let listed = try await eventually {
+        await runGrocer(["queues", queue]).1.out.contains("parking !")
+      }
+      #expect(listed)
       let (status, output) = await runGrocer(["queues", queue])
       #expect(status == 0, "\(output.err)")
       let lines = output.out.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
@@ -128,6 +133,65 @@ import Testing
       #expect(lines.contains([queue, "0", "0", "0"]))
       #expect(lines.contains(["\(queue).parking", "1", "0", "0", "parking", "!"]))
       #expect(lines.count == 3)
+    }
+  }
+
+  /// A parking queue an older build declared as a classic queue: the service's consumer still
+  /// connects and parks in it, and `grocer parking migrate` makes it a quorum queue with the
+  /// message it held (headers and all), without a dead letter lost meanwhile.
+  @Test func parkingMigrateReplacesAClassicParkingQueueKeepingItsMessages() async throws {
+    let queue = uniqueName("ops-migrate")
+    let parking = "\(queue).parking"
+    let key = "\(queue).happened"
+    let definitions = FileManager.default.temporaryDirectory.appendingPathComponent("\(queue).json")
+    try await withCleanup({
+      await cleanUp([queue, parking, "\(parking).migrating"])
+      try? FileManager.default.removeItem(at: definitions)
+    }) {
+      let old: [String: Any] = [
+        "exchanges": [
+          [
+            "name": EventTopology.deadLetterExchange, "vhost": "/", "type": "headers", "durable": true,
+            "auto_delete": false, "internal": false, "arguments": [:],
+          ]
+        ],
+        "queues": [["name": parking, "vhost": "/", "durable": true, "auto_delete": false, "arguments": [:]]],
+        "bindings": [
+          [
+            "source": EventTopology.deadLetterExchange, "vhost": "/", "destination": parking,
+            "destination_type": "queue", "routing_key": "",
+            "arguments": ["x-match": "all-with-x", "x-first-death-queue": queue],
+          ]
+        ],
+      ]
+      try JSONSerialization.data(withJSONObject: old).write(to: definitions)
+      try await TestBroker.ctl(["import_definitions", definitions.path])
+      let environment = OpsEnvironment(settings: Settings(["GROCER_RABBITMQ_SCRIPT": TestBroker.script]))
+      let imported = try await eventually {
+        try await QueuesCommand.list(environment, filter: queue).contains {
+          $0.name == parking && $0.type == "classic"
+        }
+      }
+      try #require(imported)
+
+      try await parkPoisonMessage(queue: queue, key: key, id: "poison-old")
+
+      let (status, output) = await runGrocer(["parking", "migrate"])
+      #expect(status == 0, "\(output.err)")
+      #expect(output.out.contains("\(parking): now a quorum queue, 1 message(s) kept"), "\(output.out)")
+      let after = try await QueuesCommand.list(environment, filter: queue)
+      #expect(after.map(\.name).sorted() == [queue, parking], "\(after)")
+      #expect(after.first { $0.name == parking }?.type == "quorum")
+      #expect(try await AMQPAdmin.messageCount(configuration: configuration, queue: parking) == 1)
+      let (_, shown) = await runGrocer(["dead-letters", queue])
+      #expect(shown.out.contains("message id   poison-old"), "\(shown.out)")
+      #expect(shown.out.contains("rejected in \(queue)"), "\(shown.out)")
+
+      // The new queue parks what dies from now on, and migrating again finds nothing to do.
+      try await parkPoisonMessage(queue: queue, key: key, id: "poison-new", expecting: 2)
+      let (again, second) = await runGrocer(["parking", "migrate"])
+      #expect(again == 0, "\(second.err)")
+      #expect(!second.out.contains(parking), "\(second.out)")
     }
   }
 }

@@ -13,6 +13,7 @@ public enum GrocerCommand: Sendable {
   case queues(QueuesCommand)
   case deadLetters(DeadLettersCommand)
   case republish(RepublishCommand)
+  case parking(ParkingCommand)
   case simulate(TrackingSimulator.Options)
   case loadPush(PushLoadTool.Options)
   case seedTrackingBench(BenchSeed.Options)
@@ -67,6 +68,8 @@ public enum GrocerCommand: Sendable {
       return .deadLetters(try DeadLettersCommand.parse(rest))
     case "republish":
       return .republish(try RepublishCommand.parse(rest))
+    case "parking":
+      return .parking(try ParkingCommand.parse(rest))
     case "simulate":
       do {
         return .simulate(try SimulatorCommand.parse(rest, settings: settings))
@@ -133,6 +136,8 @@ public enum GrocerCommand: Sendable {
     case .deadLetters(let command):
       try await command.run(environment, console: console)
     case .republish(let command):
+      try await command.run(environment, console: console)
+    case .parking(let command):
       try await command.run(environment, console: console)
     case .simulate(let options):
       console.err("simulating \(options.orders) orders at \(options.baseURL) (speed-up \(options.speedup))…")

@@ -22,6 +22,8 @@ public enum GrocerOps {
       republish <queue> (--message-id ID | --all) [--limit N]
                                   publish parked messages of <queue>.parking again to grocer.events
                                   (routing key = their type), then remove them from the parking queue
+      parking migrate             replace older builds' classic parking queues with quorum ones,
+                                  keeping their messages
       simulate [--orders N] [--speedup F] [--hub ID] [--sku SKU] [--quantity N] [--base-url URL]
                                   drive orders from placed to delivered through the gateway
       load push [--orders N] [--rate N] [--seconds N] [--budget N] [--chart FILE]

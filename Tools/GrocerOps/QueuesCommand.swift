@@ -9,12 +9,17 @@ public struct QueueInfo: Sendable, Hashable, Decodable {
   public var messagesReady: Int
   public var messagesUnacknowledged: Int
   public var consumers: Int
+  /// `classic` or `quorum` (empty when the listing did not say).
+  public var type: String
 
-  public init(name: String, messagesReady: Int, messagesUnacknowledged: Int, consumers: Int) {
+  public init(
+    name: String, messagesReady: Int, messagesUnacknowledged: Int, consumers: Int, type: String = ""
+  ) {
     self.name = name
     self.messagesReady = messagesReady
     self.messagesUnacknowledged = messagesUnacknowledged
     self.consumers = consumers
+    self.type = type
   }
 
   /// A parking queue: where a service queue's dead-lettered (poison) messages wait.
@@ -25,6 +30,7 @@ public struct QueueInfo: Sendable, Hashable, Decodable {
     case messagesReady = "messages_ready"
     case messagesUnacknowledged = "messages_unacknowledged"
     case consumers
+    case type
   }
 
   public init(from decoder: any Decoder) throws {
@@ -34,6 +40,7 @@ public struct QueueInfo: Sendable, Hashable, Decodable {
     messagesReady = (try? container.decode(Int.self, forKey: .messagesReady)) ?? 0
     messagesUnacknowledged = (try? container.decode(Int.self, forKey: .messagesUnacknowledged)) ?? 0
     consumers = (try? container.decode(Int.self, forKey: .consumers)) ?? 0
+    type = (try? container.decode(String.self, forKey: .type)) ?? ""
   }
 }
 
@@ -71,7 +78,7 @@ public struct QueuesCommand: Sendable, Hashable {
     let outcome = try await Subprocess.run(
       [
         "/bin/bash", script, "ctl", "list_queues", "-p", environment.virtualHost, "name", "messages_ready",
-        "messages_unacknowledged", "consumers", "--formatter", "json",
+        "messages_unacknowledged", "consumers", "type", "--formatter", "json",
       ], environment: ProcessInfo.processInfo.environment)
     guard outcome.status == 0 else {
       throw CommandFailure(

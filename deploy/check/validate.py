@@ -161,7 +161,10 @@ def check_definitions():
         arguments = queue.get("arguments", {})
         expected = {"x-queue-type": "quorum"}
         check(arguments == expected, f"{rel(path)}: {name} arguments {arguments} differ from the code's {expected}")
-        check(f"{name}.parking" in queues, f"{rel(path)}: no parking queue {name}.parking")
+        parking = queues.get(f"{name}.parking")
+        if check(parking is not None, f"{rel(path)}: no parking queue {name}.parking"):
+            # Quorum like the queue it serves: a classic one is lost while its node is down.
+            check(parking.get("arguments", {}) == expected, f"{rel(path)}: {name}.parking must be a quorum queue")
         parking_bindings = [
             b for b in definitions.get("bindings", [])
             if b["source"] == "grocer.parking" and b["destination"] == f"{name}.parking"
