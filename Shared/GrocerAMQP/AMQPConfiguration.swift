@@ -44,8 +44,9 @@ public struct AMQPConfiguration: Sendable {
   }
 
   /// Reads `GROCER_AMQP_URLS` (a cluster's nodes, comma-separated, taken in an order shuffled
-  /// per process so that connections spread over the nodes) or else `GROCER_AMQP_URL`, and
-  /// `GROCER_AMQP_HEARTBEAT` (seconds).
+  /// per process so that connections spread over the nodes) or else `GROCER_AMQP_URL`,
+  /// `GROCER_AMQP_HEARTBEAT` (seconds) and, with several nodes, `GROCER_AMQP_FAILOVER_DELAY_MS`
+  /// (`ReconnectBackoff.afterLoss`, default 1,000).
   public init(settings: Settings, connectionName: String = "grocer") {
     self.init(
       url: settings.string("GROCER_AMQP_URL", default: AMQPConfiguration.defaultURL),
@@ -53,7 +54,15 @@ public struct AMQPConfiguration: Sendable {
       connectionName: connectionName)
     let cluster = Self.urls(in: settings.string("GROCER_AMQP_URLS", default: ""))
     if !cluster.isEmpty { urls = cluster.shuffled() }
+    if urls.count > 1 {
+      reconnectBackoff.afterLoss = .milliseconds(
+        max(0, settings.int("GROCER_AMQP_FAILOVER_DELAY_MS", default: Self.defaultFailoverDelayMilliseconds)))
+    }
   }
+
+  /// A cluster's default `ReconnectBackoff.afterLoss`: on loopback, RabbitMQ re-elected the
+  /// leaders of a killed node's quorum queues within 0.2 s; a second leaves room for load.
+  public static let defaultFailoverDelayMilliseconds = 1000
 
   /// The URLs of a comma-separated list, blanks dropped.
   public static func urls(in list: String) -> [String] {
@@ -73,10 +82,18 @@ public struct AMQPConfiguration: Sendable {
 public struct ReconnectBackoff: Sendable, Hashable {
   public var minimum: Duration
   public var maximum: Duration
+  /// The least wait before reconnecting after a connection that was up got lost. On a cluster
+  /// the node may have died with quorum queue leaders on it: a channel opened on another node
+  /// before they are re-elected keeps sending to the dead leader until that node comes back
+  /// (seen on RabbitMQ 3.10: no confirms, no deliveries), so the first attempt waits this long.
+  public var afterLoss: Duration
 
-  public init(minimum: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
+  public init(
+    minimum: Duration = .milliseconds(100), maximum: Duration = .seconds(5), afterLoss: Duration = .zero
+  ) {
     self.minimum = minimum
     self.maximum = maximum
+    self.afterLoss = afterLoss
   }
 
   /// The delay before retry number `attempt` (0 = first retry); `jitter` is in 0...1.

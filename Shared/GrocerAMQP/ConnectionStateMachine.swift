@@ -98,7 +98,8 @@ public struct ConnectionStateMachine: Sendable {
     case (.connected, .failed(let error)):
       state = .waitingToReconnect(attempt: 1)
       return [
-        .destroyConnection, .failInFlight(error), .scheduleReconnect(after: delay(attempt: 0)),
+        .destroyConnection, .failInFlight(error),
+        .scheduleReconnect(after: max(backoff.afterLoss, delay(attempt: 0))),
       ]
 
     // Everything else is stale or duplicate news (a second connect request, a late failure

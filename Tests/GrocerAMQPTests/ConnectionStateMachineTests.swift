@@ -42,6 +42,22 @@ import Testing
     #expect(machine.state == .connecting(attempt: 1))
   }
 
+  /// On a cluster, a lost connection waits for the quorum queues' leaders to be re-elected;
+  /// failures to connect after it back off as usual.
+  @Test func aLostConnectionWaitsAtLeastTheFailoverDelayBeforeItsFirstReconnect() {
+    var machine = Machine(
+      backoff: ReconnectBackoff(minimum: .milliseconds(100), maximum: .seconds(5), afterLoss: .seconds(1)),
+      jitter: { 1 })
+    _ = machine.handle(.connectRequested)
+    #expect(machine.handle(.failed(.timeout)).last == .scheduleReconnect(after: .milliseconds(100)))
+    _ = machine.handle(.connectRequested)
+    _ = machine.handle(.connected)
+    _ = machine.handle(.topologyDeclared)
+    #expect(machine.handle(.failed(.timeout)).last == .scheduleReconnect(after: .seconds(1)))
+    _ = machine.handle(.connectRequested)
+    #expect(machine.handle(.failed(.timeout)).last == .scheduleReconnect(after: .milliseconds(200)))
+  }
+
   @Test func repeatedConnectFailuresBackOffExponentiallyUpToTheMaximum() {
     var machine = machine()
     _ = machine.handle(.connectRequested)
@@ -193,8 +209,16 @@ import Testing
       orders.insert(configuration.urls)
     }
     #expect(orders.count > 1, "50 processes would not all take the nodes in one order")
+    let cluster = AMQPConfiguration(settings: .init(["GROCER_AMQP_URLS": nodes.joined(separator: ",")]))
+    #expect(cluster.reconnectBackoff.afterLoss == .seconds(1))
+    let quick = AMQPConfiguration(
+      settings: .init([
+        "GROCER_AMQP_URLS": nodes.joined(separator: ","), "GROCER_AMQP_FAILOVER_DELAY_MS": "250",
+      ]))
+    #expect(quick.reconnectBackoff.afterLoss == .milliseconds(250))
     var single = AMQPConfiguration(settings: .init(["GROCER_AMQP_URLS": " , "]))
     #expect(single.urls == [AMQPConfiguration.defaultURL])
+    #expect(single.reconnectBackoff.afterLoss == .zero)
     single.url = "amqp://guest:guest@127.0.0.1:5673/"
     #expect(single.urls == ["amqp://guest:guest@127.0.0.1:5673/"])
   }

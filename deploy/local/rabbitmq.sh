@@ -17,13 +17,14 @@
 #   deploy/local/rabbitmq.sh migrate [VHOST]
 #                                      clear older builds' per-queue dead-letter policies and name
 #                                      their old-style queues (deletes nothing)
-#   deploy/local/rabbitmq.sh cluster start|stop|status|kill N|start-node N|urls
+#   deploy/local/rabbitmq.sh cluster start|stop|status|kill N|start-node N|ctl N ARGS|urls
 #                                      three nodes in one cluster instead of the single node:
 #                                      grocer-N@localhost on AMQP ports 5672-5674, distribution
 #                                      ports 25672-25674, state in var/rabbitmq/grocer-N (names
 #                                      and ports: GROCER_RABBITMQ_CLUSTER_NAME, _CLUSTER_PORT);
 #                                      `kill N` is SIGKILL of node N (drills), `start-node N` brings
-#                                      it back, `urls` prints GROCER_AMQP_URLS for the services
+#                                      it back, `ctl N` runs rabbitmqctl against node N, `urls`
+#                                      prints GROCER_AMQP_URLS for the services
 #
 # Environment:
 #   GROCER_AMQP_PORT             AMQP port (default 5672)
@@ -350,7 +351,8 @@ cluster() {
     kill) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster kill N: N is 1, 2 or 3"; return 2; }; cluster_node "$node" kill-node ;;
     start-node) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster start-node N: N is 1, 2 or 3"; return 2; }; cluster_node "$node" start ;;
     urls) cluster_urls ;;
-    *) echo "usage: $0 cluster start|stop|status|kill N|start-node N|urls" >&2; return 2 ;;
+    ctl) [[ "$node" =~ ^[1-3]$ ]] || { log "cluster ctl N ARGS: N is 1, 2 or 3"; return 2; }; shift 2; cluster_ctl "$node" "$@" ;;
+    *) echo "usage: $0 cluster start|stop|status|kill N|start-node N|ctl N ARGS|urls" >&2; return 2 ;;
   esac
 }
 

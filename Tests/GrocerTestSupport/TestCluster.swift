@@ -1,0 +1,73 @@
+import Foundation
+import GrocerAMQP
+import GrocerRuntime
+
+/// A three-node RabbitMQ cluster of the tests' own (`deploy/local/rabbitmq.sh cluster`, named
+/// `grocer-test-N@localhost` on AMQP ports 5682-5684), beside the single node the other tests
+/// share. Node N is 1, 2 or 3.
+public enum TestCluster {
+  public static let name = "grocer-test"
+  public static let firstPort = 5682
+
+  static let environment: [String: String] = ProcessInfo.processInfo.environment.merging([
+    "GROCER_RABBITMQ_CLUSTER_NAME": name, "GROCER_RABBITMQ_CLUSTER_PORT": String(firstPort),
+  ]) { $1 }
+
+  /// Each node's address, in node order.
+  public static let urls = (0..<3).map { "amqp://guest:guest@127.0.0.1:\(firstPort + $0)/" }
+
+  /// `TestBroker.configuration` pointed at every node, waiting after a lost connection as the
+  /// services do on a cluster.
+  public static func configuration(_ connectionName: String) -> AMQPConfiguration {
+    var configuration = TestBroker.configuration(connectionName)
+    configuration.urls = urls
+    configuration.reconnectBackoff.afterLoss = .milliseconds(
+      AMQPConfiguration.defaultFailoverDelayMilliseconds)
+    return configuration
+  }
+
+  /// Node N's `host:port`, as a connection's `connectedNode` names it.
+  public static func address(ofNode node: Int) -> String { "127.0.0.1:\(firstPort + node - 1)" }
+
+  /// Starts the three nodes and joins them (returns at once if they run).
+  public static func start() async throws { try await cluster(["start"]) }
+
+  /// Stops every node.
+  public static func stop() async throws { try await cluster(["stop"]) }
+
+  /// SIGKILL of node N's Erlang VM.
+  public static func kill(node: Int) async throws { try await cluster(["kill", String(node)]) }
+
+  /// Starts node N again (it rejoins the cluster), returning once it answers.
+  public static func start(node: Int) async throws { try await cluster(["start-node", String(node)]) }
+
+  /// `rabbitmqctl` against node N.
+  @discardableResult
+  public static func ctl(node: Int, _ arguments: [String]) async throws -> String {
+    try await cluster(["ctl", String(node)] + arguments)
+  }
+
+  @discardableResult
+  private static func cluster(_ arguments: [String]) async throws -> String {
+    try await script(["cluster"] + arguments)
+  }
+
+  /// Runs `rabbitmq.sh` with the cluster's names and ports, on a thread of its own.
+  private static func script(_ arguments: [String]) async throws -> String {
+    let outcome = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Subprocess.Outcome, any Error>) in
+      Thread {
+        continuation.resume(
+          with: Result {
+            try Subprocess.runBlocking(
+              ["/bin/bash", TestBroker.script] + arguments, environment: environment)
+          })
+      }.start()
+    }
+    guard outcome.status == 0 else {
+      throw TestBroker.BrokerUnavailable(
+        output: "rabbitmq.sh \(arguments.joined(separator: " ")): \(outcome.output)")
+    }
+    return outcome.output
+  }
+}
