@@ -7,4 +7,6 @@ public protocol AMQPRequester: Sendable {
   /// `AMQPError.notConnected` or `.shuttingDown` when nothing was sent, `.timeout` when no reply
   /// came in time, `.connectionLost` if the connection broke while waiting.
   func request(routingKey: String, body: Data, timeout: Duration) async throws -> Data
+  /// Waits until the connection is up (at once when it is); false if it is not within `timeout`.
+  func waitUntilConnected(timeout: Duration) async -> Bool
 }

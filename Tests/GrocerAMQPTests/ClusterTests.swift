@@ -108,4 +108,65 @@ import Testing
       #expect(publisher.failovers == 3)
     }
   }
+
+  /// Request/reply through the cluster: killing the node of the client (its replies come over
+  /// its own channel) or of the server (whose plain queue goes with it) loses the questions in
+  /// flight, and each is answered when asked again once the client has reconnected.
+  @Test func aQuestionInFlightThroughANodeThatDiesIsAnsweredWhenAskedAgain() async throws {
+    try await TestCluster.start()
+    let queue = uniqueName("cluster-rpc")
+    let server = AMQPRPCServer(
+      configuration: TestCluster.configuration("grocer-cluster-rpc-server"), queue: queue, concurrency: 8,
+      logger: Self.logger
+    ) { delivery in
+      try? await Task.sleep(for: .milliseconds(300))
+      return delivery.body
+    }
+    let client = AMQPRPCClient(
+      configuration: TestCluster.configuration("grocer-cluster-rpc-client"), logger: Self.logger)
+    /// Asks until answered (as the checkout does: again once reconnected); returns the answer
+    /// and how many times it asked.
+    @Sendable func ask(_ question: String) async -> (String, Int) {
+      for attempt in 1...10 {
+        _ = await client.waitUntilConnected(timeout: .seconds(10))
+        if let answer = try? await client.request(
+          routingKey: queue, body: Data(question.utf8), timeout: .seconds(3))
+        {
+          return (String(decoding: answer, as: UTF8.self), attempt)
+        }
+      }
+      return ("", 10)
+    }
+    try await withCleanup({
+      await client.shutdown()
+      await server.shutdown()
+      try? await TestCluster.stop()
+    }) {
+      try await server.start()
+      try await client.start()
+      #expect(server.connectedNode == TestCluster.address(ofNode: 1))
+      #expect(client.connectedNode == TestCluster.address(ofNode: 1))
+      for node in 1...3 {
+        // Node 1 holds the client, the server and its queue; then each moves on to the next.
+        let questions = (1...8).map { "node \(node) question \($0)" }
+        let asking = Task {
+          await withTaskGroup(of: (String, String, Int).self) { group in
+            for question in questions {
+              group.addTask {
+                let (answer, attempts) = await ask(question)
+                return (question, answer, attempts)
+              }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+          }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        try await TestCluster.kill(node: node)
+        let answered = await asking.value
+        #expect(answered.allSatisfy { $0.0 == $0.1 }, "\(answered.filter { $0.0 != $0.1 })")
+        #expect(answered.contains { $0.2 > 1 }, "no question was in flight when node \(node) died")
+        try await TestCluster.start(node: node)
+      }
+    }
+  }
 }
