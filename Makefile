@@ -14,6 +14,10 @@ RABBITMQ ?= $(DEPLOY)/rabbitmq.sh
 # (a local PostgreSQL under var/postgres, one database per service): `make run DB=postgres`.
 DB ?= sqlite
 export GROCER_DB := $(DB)
+# The broker: single (one node on 5672, the default) or cluster (three nodes on 5672-5674 in one
+# cluster, deploy/local/rabbitmq.sh cluster): `make run BROKER=cluster`, with DB=postgres too.
+BROKER ?= single
+export GROCER_BROKER := $(BROKER)
 # Processes per service behind the gateway (more than one needs DB=postgres).
 REPLICAS ?= 1
 export GROCER_REPLICAS := $(REPLICAS)
@@ -31,6 +35,7 @@ help:
 	@echo "make run         install what is missing, build, start RabbitMQ, the five services and the nginx gateway"
 	@echo "make run DB=postgres  the same with every service on a local PostgreSQL (var/postgres)"
 	@echo "make run DB=postgres REPLICAS=2  two processes of every service behind the gateway"
+	@echo "make run BROKER=cluster  the same on a local three-node RabbitMQ cluster (5672-5674)"
 	@echo "make down        stop the gateway, the services, RabbitMQ and PostgreSQL"
 	@echo "make status      what is running"
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
@@ -78,7 +83,7 @@ run: services gateway
 	@echo "  OrderService  http://127.0.0.1:$${GROCER_ORDER_PORT:-8083}  (/health/ready, /metrics)"
 	@echo "  TrackingService http://127.0.0.1:$${GROCER_TRACKING_PORT:-8084}  (/health/ready, /metrics)"
 	@echo "  NotifyGateway http://127.0.0.1:$${GROCER_NOTIFY_PORT:-8085}  (/health/ready, /metrics; the APNs simulator's record: GET /v1/sim/devices/{token} as staff)"
-	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/"
+	@echo "  RabbitMQ      amqp://guest:guest@127.0.0.1:$${GROCER_AMQP_PORT:-5672}/$(if $(filter cluster,$(BROKER)), (and 5673, 5674: three nodes))"
 	@echo "  logs          $${GROCER_VAR_DIR:-var}/log/    data  $${GROCER_VAR_DIR:-var}/data/"
 	@echo "Try it:"
 	@echo "  TOKEN=\$$($(BIN_DIR)/grocer-token alice)"
@@ -89,6 +94,8 @@ down:
 	@bash $(DEPLOY)/gateway.sh stop || true
 	@bash $(DEPLOY)/services.sh stop || true
 	@bash $(RABBITMQ) stop || true
+	@if [ "$(BROKER)" != cluster ] && [ -d "$${GROCER_VAR_DIR:-var}/rabbitmq/grocer-1" ]; then \
+	  GROCER_BROKER=cluster bash $(RABBITMQ) stop || true; fi
 	@bash $(DEPLOY)/postgres.sh stop || true
 
 status:

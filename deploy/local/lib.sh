@@ -22,8 +22,13 @@ TRACKING_PORT="${GROCER_TRACKING_PORT:-8084}"
 NOTIFY_PORT="${GROCER_NOTIFY_PORT:-8085}"
 AMQP_PORT="${GROCER_AMQP_PORT:-5672}"
 
-# What every service gets (the services read these; see README.md).
+# What every service gets (the services read these; see README.md). GROCER_BROKER=cluster
+# (`make run BROKER=cluster`): the local three-node cluster's nodes, as GROCER_AMQP_URLS.
 export GROCER_AMQP_URL="${GROCER_AMQP_URL:-amqp://guest:guest@127.0.0.1:$AMQP_PORT/}"
+if [[ "${GROCER_BROKER:-single}" == cluster && -z "${GROCER_AMQP_URLS:-}" ]]; then
+  GROCER_AMQP_URLS="$(bash "$(dirname "${BASH_SOURCE[0]}")/rabbitmq.sh" cluster urls)"
+  export GROCER_AMQP_URLS
+fi
 export GROCER_JWT_SECRET="${GROCER_JWT_SECRET:-grocer-local-development-secret-change-me}"
 export GROCER_HTTP_HOST="${GROCER_HTTP_HOST:-127.0.0.1}"
 export GROCER_LOG_LEVEL="${GROCER_LOG_LEVEL:-info}"

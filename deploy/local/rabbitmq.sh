@@ -33,6 +33,8 @@
 #   GROCER_RABBITMQ_MANAGEMENT   1 enables the management plugin on 127.0.0.1:15672 (slower start)
 #   GROCER_VAR_DIR               state folder (default <project>/var); the node lives in its rabbitmq/
 #   GROCER_RABBITMQ_BASE         the node's own state folder (default $GROCER_VAR_DIR/rabbitmq)
+#   GROCER_BROKER                cluster: start, stop, status and the rest act on the cluster
+#                                (`make run BROKER=cluster`); single (default): on the single node
 #   GROCER_RABBITMQ_BUSY_WAIT    1 keeps Erlang's scheduler busy-waiting (off by default: on a few
 #                                shared cores it took CPU the services needed)
 #
@@ -75,6 +77,8 @@ log() { echo "rabbitmq.sh: $*" >&2; }
 # Whether `start` sets the dead-letter policy on / (a cluster's nodes leave it to the cluster:
 # policies are cluster-wide, and a node rejoining may not take one yet).
 NODE_POLICY="${GROCER_RABBITMQ_NODE_POLICY:-1}"
+# Whether this node is one of a cluster's (set by `cluster`).
+CLUSTERED="${GROCER_RABBITMQ_CLUSTERED:-0}"
 
 # True if something accepts TCP connections on 127.0.0.1:PORT (default this node's $PORT).
 port_answers() {
@@ -105,6 +109,8 @@ prepare() {
   {
     echo "listeners.tcp.default = 127.0.0.1:$PORT"
     echo "loopback_users.guest = true"
+    # A cluster's node that finds itself in a minority stops serving (docs/broker-cluster.md).
+    if [[ "$CLUSTERED" == 1 ]]; then echo "cluster_partition_handling = pause_minority"; fi
     if [[ "$MANAGEMENT" == "1" ]]; then
       echo "management.tcp.ip = 127.0.0.1"
       echo "management.tcp.port = 15672"
@@ -263,7 +269,7 @@ node_port() { echo "$((CLUSTER_PORT + $1 - 1))"; }
 cluster_node() { # N COMMAND...: runs this script's COMMAND as cluster node N
   local n="$1"
   shift
-  GROCER_RABBITMQ_NODE_POLICY=0 GROCER_RABBITMQ_NODENAME="$CLUSTER_NAME-$n@localhost" GROCER_AMQP_PORT="$(node_port "$n")" \
+  GROCER_RABBITMQ_NODE_POLICY=0 GROCER_RABBITMQ_CLUSTERED=1 GROCER_RABBITMQ_NODENAME="$CLUSTER_NAME-$n@localhost" GROCER_AMQP_PORT="$(node_port "$n")" \
     GROCER_RABBITMQ_DIST_PORT="$(($(node_port "$n") + 20000))" \
     GROCER_RABBITMQ_BASE="$VAR_DIR/rabbitmq/$CLUSTER_NAME-$n" bash "$SCRIPT_DIR/rabbitmq.sh" "$@"
 }
@@ -355,6 +361,17 @@ cluster() {
     *) echo "usage: $0 cluster start|stop|status|kill N|start-node N|ctl N ARGS|urls" >&2; return 2 ;;
   esac
 }
+
+# GROCER_BROKER=cluster (`make run BROKER=cluster`): the plain commands act on the local cluster
+# (start, stop and status on all three nodes, the others through node 1).
+if [[ "${GROCER_BROKER:-single}" == cluster && -z "${GROCER_RABBITMQ_NODENAME:-}" ]]; then
+  case "${1:-}" in
+    start) cluster_start; exit ;;
+    stop) cluster_stop; exit ;;
+    status) cluster_status; exit ;;
+    reset | definitions | migrate | policy | ctl | kill-node) cluster_node 1 "$@"; exit ;;
+  esac
+fi
 
 case "${1:-}" in
   cluster) shift; cluster "$@" ;;
