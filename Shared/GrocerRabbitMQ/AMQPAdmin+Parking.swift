@@ -9,7 +9,7 @@ extension AMQPAdmin {
   /// Declares a durable quorum queue (or finds it).
   public static func declareQuorumQueue(configuration: AMQPConfiguration, _ name: String) async throws {
     try await run(configuration) { channel in
-      try channel.declareQueue(
+      _ = try channel.declareQueue(
         name, durable: true, exclusive: false, autoDelete: false,
         arguments: [("x-queue-type", .string("quorum"))])
     }

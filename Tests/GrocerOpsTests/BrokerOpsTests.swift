@@ -122,7 +122,7 @@ import Testing
       try await parkPoisonMessage(queue: queue, key: "\(queue).happened", id: "poison-4")
 
       // A quorum queue's counts reach the listing a moment after the message.
-      let listed = try await eventually {
+      let listed = await eventually {
         await runGrocer(["queues", queue]).1.out.contains("parking !")
       }
       #expect(listed)
