@@ -41,6 +41,7 @@ help:
 	@echo "make test        run every test (starts RabbitMQ, which stays up)"
 	@echo "make bench       run the benchmarks in Benchmarks/"
 	@echo "make faults      the fault suite's long run (kill -9, broker restarts, disk full; report in var/faults/)"
+	@echo "make faults FAULTS_BROKER=cluster  the same on three RabbitMQ nodes, each killed in turn"
 	@echo "make fuzz        schemathesis against every service's OpenAPI document (FUZZ_FLAGS=--quick: CI's short run)"
 	@echo "make format      format the Swift sources in place;  make lint  checks them"
 	@echo "make clean-data  delete var/data (all local service data)"
@@ -118,11 +119,14 @@ test: build-tests broker
 # The fault suite's long run (Tests/SystemTests/FaultTests.swift; make test runs the short one):
 # every service killed with SIGKILL three times, two restarts of the whole RabbitMQ node, two
 # disk-full episodes, four minutes of mixed load, then the invariants. Root is needed (the
-# disk-full tmpfs). It stops the shared broker node: run it alone.
+# disk-full tmpfs). It stops the shared broker node: run it alone. FAULTS_BROKER=cluster runs it
+# on a three-node cluster of the tests' own (5682-5684) and kills each node once instead.
 FAULTS_SECONDS ?= 240
+FAULTS_BROKER ?= single
 faults: build-tests broker
 	GROCER_FAULTS_SECONDS=$(FAULTS_SECONDS) GROCER_FAULTS_KILLS=$${GROCER_FAULTS_KILLS:-3} \
-	  GROCER_FAULTS_BROKER_RESTARTS=$${GROCER_FAULTS_BROKER_RESTARTS:-2} \
+	  GROCER_FAULTS_BROKER=$(FAULTS_BROKER) \
+	  GROCER_FAULTS_BROKER_RESTARTS=$${GROCER_FAULTS_BROKER_RESTARTS:-$(if $(filter cluster,$(FAULTS_BROKER)),3,2)} \
 	  GROCER_FAULTS_BROKER_RESTART=$${GROCER_FAULTS_BROKER_RESTART:-node} \
 	  GROCER_FAULTS_DB_RESTARTS=$${GROCER_FAULTS_DB_RESTARTS:-1} GROCER_FAULTS_DISK_FULL=$${GROCER_FAULTS_DISK_FULL:-2} GROCER_FAULTS_DISK_FULL_SECONDS=$${GROCER_FAULTS_DISK_FULL_SECONDS:-10} \
 	  GROCER_FAULTS_REPORT=$${GROCER_FAULTS_REPORT:-$(CURDIR)/var/faults/report.json} \

@@ -11,16 +11,20 @@ public enum TestCluster {
 
   static let environment: [String: String] = ProcessInfo.processInfo.environment.merging([
     "GROCER_RABBITMQ_CLUSTER_NAME": name, "GROCER_RABBITMQ_CLUSTER_PORT": String(firstPort),
+    "GROCER_BROKER": "cluster",
   ]) { $1 }
 
   /// Each node's address, in node order.
   public static let urls = (0..<3).map { "amqp://guest:guest@127.0.0.1:\(firstPort + $0)/" }
 
+  /// Each node's address with `vhost` (nil: `/`), as `GROCER_AMQP_URLS` lists them.
+  public static func urls(vhost: String?) -> [String] { urls.map { $0 + (vhost ?? "") } }
+
   /// `TestBroker.configuration` pointed at every node, waiting after a lost connection as the
   /// services do on a cluster.
-  public static func configuration(_ connectionName: String) -> AMQPConfiguration {
+  public static func configuration(_ connectionName: String, vhost: String? = nil) -> AMQPConfiguration {
     var configuration = TestBroker.configuration(connectionName)
-    configuration.urls = urls
+    configuration.urls = urls(vhost: vhost)
     configuration.reconnectBackoff.afterLoss = .milliseconds(
       AMQPConfiguration.defaultFailoverDelayMilliseconds)
     return configuration
@@ -45,6 +49,17 @@ public enum TestCluster {
   @discardableResult
   public static func ctl(node: Int, _ arguments: [String]) async throws -> String {
     try await cluster(["ctl", String(node)] + arguments)
+  }
+
+  /// Sets the dead-letter policy on `vhost` (through node 1).
+  public static func setPolicy(vhost: String) async throws { try await script(["policy", vhost]) }
+
+  /// A `rabbitmqctl list_…` table (without headers), asked of node 1.
+  public static func table(_ arguments: [String]) async throws -> [[String]] {
+    let output = try await ctl(node: 1, arguments + ["--quiet", "--no-table-headers"])
+    return output.split(separator: "\n").map {
+      $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+    }
   }
 
   @discardableResult

@@ -5,8 +5,9 @@ import Synchronization
 
 /// Injects the plan's faults at random moments of the load, one at a time: every service killed
 /// with SIGKILL `killsPerService` times (in a shuffled order each round) and started again on its
-/// port and data directory, RabbitMQ's application stopped and started, and the disk under one
-/// service's data directory filled for a while.
+/// port and data directory, RabbitMQ's application stopped and started (on the cluster: one node
+/// killed with SIGKILL and started again), and the disk under one service's data directory
+/// filled for a while.
 ///
 /// Disk full: the service's data directory is a tmpfs of its own (mounted by `LocalSystem`), and
 /// a file fills it until the kernel answers ENOSPC; SQLite then fails with SQLITE_FULL whenever a
@@ -47,7 +48,13 @@ final class FaultInjector: Sendable {
     for _ in 0..<plan.killsPerService {
       kinds += system.processNames.shuffled(using: &random).map { ("kill -9", $0) }
     }
-    for _ in 0..<plan.brokerRestarts { kinds.append(("broker restart", "rabbitmq")) }
+    if plan.cluster {
+      // Every node in turn, in a shuffled order.
+      let nodes = (1...3).shuffled(using: &random)
+      for index in 0..<plan.brokerRestarts { kinds.append(("node kill", "rabbitmq-\(nodes[index % 3])")) }
+    } else {
+      for _ in 0..<plan.brokerRestarts { kinds.append(("broker restart", "rabbitmq")) }
+    }
     for _ in 0..<plan.diskFullEpisodes { kinds.append(("disk full", plan.diskFullService)) }
     for _ in 0..<plan.databaseRestarts { kinds.append(("db restart", "postgresql")) }
     // Broker restarts and disk-full episodes mixed in among the kills, not all at the end.
@@ -87,6 +94,12 @@ final class FaultInjector: Sendable {
           note = "stopping: \(error)"
         }
         try await startBroker()
+      case "node kill":
+        let node = Int(step.target.dropFirst("rabbitmq-".count))!
+        brokerStopped.store(true, ordering: .sequentiallyConsistent)
+        try await TestCluster.kill(node: node)
+        try await Task.sleep(for: .seconds(3))
+        try await startBroker()
       case "db restart":
         try await TestPostgres.restart(after: .seconds(3))
       case "disk full":
@@ -111,14 +124,18 @@ final class FaultInjector: Sendable {
     }
   }
 
-  /// `start_app` (or the whole node), retried: the node is shared, it must come back whatever
-  /// happened.
+  /// `start_app` (or the whole node; on the cluster, every node that is down), retried: the
+  /// node is shared, it must come back whatever happened.
   func startBroker() async throws {
     guard brokerStopped.load(ordering: .sequentiallyConsistent) else { return }
     var lastError: (any Error)?
     for _ in 0..<10 {
       do {
-        if plan.restartsWholeNode {
+        if plan.cluster {
+          try await TestCluster.start()
+          brokerStopped.store(false, ordering: .sequentiallyConsistent)
+          return
+        } else if plan.restartsWholeNode {
           try await TestBroker.startNode()
         } else {
           try await TestBroker.ctl(["start_app"])

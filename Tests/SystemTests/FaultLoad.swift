@@ -21,6 +21,9 @@ struct FaultPlan: Sendable, Codable {
   /// the broker gone, queues recovered from disk).
   var brokerRestarts: Int
   var restartsWholeNode: Bool
+  /// On the tests' three-node cluster (`GROCER_FAULTS_BROKER=cluster`): each broker fault is a
+  /// SIGKILL of one node, brought back 3 s later, every node at least once (3 by default).
+  var cluster: Bool
   /// Disk-full episodes (`GROCER_FAULTS_DISK_FULL`) of `diskFullSeconds` each
   /// (`GROCER_FAULTS_DISK_FULL_SECONDS`) on `diskFullService`'s tmpfs (`GROCER_FAULTS_DISK_SERVICE`).
   var diskFullEpisodes: Int
@@ -44,7 +47,8 @@ struct FaultPlan: Sendable, Codable {
     }
     seconds = max(5, number("GROCER_FAULTS_SECONDS", 25))
     killsPerService = max(0, Int(number("GROCER_FAULTS_KILLS", 1)))
-    brokerRestarts = max(0, Int(number("GROCER_FAULTS_BROKER_RESTARTS", 1)))
+    cluster = environment["GROCER_FAULTS_BROKER"] == "cluster"
+    brokerRestarts = max(0, Int(number("GROCER_FAULTS_BROKER_RESTARTS", cluster ? 3 : 1)))
     restartsWholeNode = environment["GROCER_FAULTS_BROKER_RESTART"] == "node"
     let postgres = engine == .postgres
     diskFullEpisodes = postgres ? 0 : max(0, Int(number("GROCER_FAULTS_DISK_FULL", 1)))
@@ -150,6 +154,8 @@ final class FaultLedger: Sendable {
     var driven: [DrivenOrder] = []
     /// Problems the client saw at once (a cart that lost lines, a cart never emptied, …).
     var anomalies: [String: [String]] = [:]
+    /// When each `POST /v1/orders` that placed an order (201) was sent and answered.
+    var placements: [(sent: ContinuousClock.Instant, answered: ContinuousClock.Instant)] = []
   }
 
   let state = Mutex(State())
@@ -159,6 +165,14 @@ final class FaultLedger: Sendable {
     state.withLock { $0.anomalies[invariant, default: []].append(text) }
   }
   var snapshot: State { state.withLock { $0 } }
+
+  /// How long after `instant` the first order whose POST was sent after it was placed: how long
+  /// checkout was unavailable from then on (nil: none was placed).
+  func firstPlacement(after instant: ContinuousClock.Instant) -> Duration? {
+    state.withLock { state in
+      state.placements.filter { $0.sent >= instant }.map { $0.answered - instant }.min()
+    }
+  }
 }
 
 /// The steady mixed load: customers fill carts and check out with retries on the same key;
@@ -309,6 +323,7 @@ struct FaultLoad: Sendable {
       attempt += 1
       ledger.count("orderPosts")
       if attempt > 1 { ledger.count("orderRetries") }
+      let sent = ContinuousClock.now
       let reply = await FaultHTTP.send(
         "POST", URL(string: "\(base)/v1/orders")!, token: token, json: body,
         headers: ["Idempotency-Key": key],
@@ -338,6 +353,9 @@ struct FaultLoad: Sendable {
         continue
       }
       if reply.headers["idempotent-replayed"] == "true" { ledger.count("orderReplays") }
+      if reply.status == 201 {
+        ledger.state.withLock { $0.placements.append((sent, ContinuousClock.now)) }
+      }
       let answer = FaultLedger.Answer(
         status: reply.status, orderId: orderId, orderStatus: object["status"] as? String ?? code)
       ledger.state.withLock { $0.keys[key]?.answers.append(answer) }

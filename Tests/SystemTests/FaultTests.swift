@@ -7,7 +7,9 @@ import Testing
 /// promises are checked from the services' data and APIs. The defaults are the short run CI does
 /// (about a minute and a half); `make faults` runs the long one. On PostgreSQL
 /// (`make test DB=postgres`) every service runs as two replicas and the database server is
-/// restarted too (`FaultPlan`). Set the size with
+/// restarted too; with `GROCER_FAULTS_BROKER=cluster` the system runs on a three-node RabbitMQ
+/// cluster whose nodes are killed in turn, and the report says how long checkout was unavailable
+/// after each kill (`FaultPlan`). Set the size with
 /// `GROCER_FAULTS_SECONDS`, `GROCER_FAULTS_KILLS`, `GROCER_FAULTS_BROKER_RESTARTS`,
 /// `GROCER_FAULTS_DISK_FULL`, `GROCER_FAULTS_DISK_FULL_SECONDS`, `GROCER_FAULTS_SEED`
 /// (`FaultPlan`); the report is printed and written as JSON to `GROCER_FAULTS_REPORT` (default: a
@@ -38,13 +40,14 @@ import Testing
     let system = try await LocalSystem.start(
       LocalSystem.Options(
         externalAPNs: true, tmpfsServices: plan.diskFullEpisodes > 0 ? [plan.diskFullService] : [],
-        isolated: true, replicas: plan.replicas))
+        isolated: true, replicas: plan.replicas, cluster: plan.cluster))
     let injector = FaultInjector(system: system, plan: plan)
     var failed = true
     try await withCleanup({
       // The broker is shared: it comes back whatever happened.
       try? await injector.startBroker()
       await system.stop(keepFiles: failed)
+      if plan.cluster { try? await TestCluster.stop() }
     }) {
       let report = try await run(system: system, injector: injector, plan: plan, began: began)
       failed = report.violations > 0
@@ -69,6 +72,18 @@ import Testing
     await load.run()
     try await faults
     seconds["load"] = (ContinuousClock.now - loadStart).seconds
+    // How long checkout was unavailable after each broker node was killed: until the first order
+    // whose POST was sent after the kill was placed.
+    injector.faults.withLock { faults in
+      for index in faults.indices where faults[index].kind == "node kill" {
+        let killed = loadStart + .milliseconds(Int(faults[index].at * 1000))
+        faults[index].note =
+          ledger.firstPlacement(after: killed).map {
+            String(format: "checkout back after %.1f s", $0.seconds)
+          }
+          ?? "no order placed after it"
+      }
+    }
 
     let settleStart = ContinuousClock.now
     let checker = InvariantChecker(

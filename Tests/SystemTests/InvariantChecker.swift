@@ -67,7 +67,7 @@ struct InvariantChecker {
   /// Queue name → (ready, unacknowledged) for this run's queues.
   static func queueDepths(_ system: LocalSystem) async throws -> [String: (Int, Int)] {
     let queues = system.queues
-    let rows = try await TestBroker.table(
+    let rows = try await system.brokerTable(
       ["list_queues", "-p", system.vhost ?? "/", "name", "messages_ready", "messages_unacknowledged"])
     var depths: [String: (Int, Int)] = [:]
     for fields in rows {

@@ -43,6 +43,8 @@ final class LocalSystem: @unchecked Sendable {
   let queues: [String]
   /// The broker vhost of this system alone (`Options.isolated`), deleted by `stop`; nil: `/`.
   let vhost: String?
+  /// Whether the services run on the tests' three-node cluster (`Options.cluster`).
+  let onCluster: Bool
   /// The services' queue names, by service (`order-service` consumes no events).
   let queueNames: [String: String]
   /// Request/reply queues: StockService's reservations and catalogue, CartService's checkout.
@@ -72,6 +74,9 @@ final class LocalSystem: @unchecked Sendable {
     var engine = TestEngine.selected
     /// Processes per service (more than one needs PostgreSQL), the gateway spreading requests.
     var replicas = 1
+    /// On the tests' three-node RabbitMQ cluster (`TestCluster`, every node in
+    /// `GROCER_AMQP_URLS`) instead of the single node; needs `isolated`.
+    var cluster = false
   }
 
   /// One service process, with what it takes to start it again the same way.
@@ -103,9 +108,10 @@ final class LocalSystem: @unchecked Sendable {
 
   private init(
     gateway: URL, directory: URL, gatewayEnvironment: [String: String], queues: [String], simulatorURL: URL,
-    vhost: String?, queueNames: [String: String], rpcQueues: [String], databases: [String: [String: String]],
-    processNames: [String]
+    vhost: String?, onCluster: Bool, queueNames: [String: String], rpcQueues: [String],
+    databases: [String: [String: String]], processNames: [String]
   ) {
+    self.onCluster = onCluster
     self.databases = databases
     self.processNames = processNames
     self.gateway = gateway
@@ -120,21 +126,39 @@ final class LocalSystem: @unchecked Sendable {
 
   /// The broker as the services of this system see it.
   var amqp: AMQPConfiguration {
+    if onCluster { return TestCluster.configuration("grocer-system-tests", vhost: vhost) }
     var configuration = TestBroker.configuration("grocer-system-tests")
     if let vhost { configuration.url = AMQPConfiguration.defaultURL + vhost }
     return configuration
   }
 
+  /// `rabbitmqctl` against the broker this system runs on.
+  @discardableResult
+  static func brokerCtl(_ arguments: [String], cluster: Bool) async throws -> String {
+    cluster ? try await TestCluster.ctl(node: 1, arguments) : try await TestBroker.ctl(arguments)
+  }
+
+  /// A `rabbitmqctl list_…` table of the broker this system runs on.
+  func brokerTable(_ arguments: [String]) async throws -> [[String]] {
+    onCluster ? try await TestCluster.table(arguments) : try await TestBroker.table(arguments)
+  }
+
   /// Starts everything and returns once the gateway reaches every service's readiness.
   static func start(_ options: Options = Options()) async throws -> LocalSystem {
-    try TestBroker.ensureRunning()
+    try #require(!options.cluster || options.isolated, "a system on the cluster runs in a vhost of its own")
+    if options.cluster { try await TestCluster.start() } else { try TestBroker.ensureRunning() }
     let run = String(UUID().uuidString.prefix(6)).lowercased()
     var vhost: String?
     if options.isolated {
       let name = "grocer-system-\(run)"
-      try await TestBroker.ctl(["add_vhost", name])
-      try await TestBroker.ctl(["set_permissions", "-p", name, "guest", ".*", ".*", ".*"])
-      try await TestBroker.setPolicy(vhost: name)
+      try await brokerCtl(["add_vhost", name], cluster: options.cluster)
+      try await brokerCtl(
+        ["set_permissions", "-p", name, "guest", ".*", ".*", ".*"], cluster: options.cluster)
+      if options.cluster {
+        try await TestCluster.setPolicy(vhost: name)
+      } else {
+        try await TestBroker.setPolicy(vhost: name)
+      }
       vhost = name
     }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grocer-system-\(run)")
@@ -165,6 +189,9 @@ final class LocalSystem: @unchecked Sendable {
       "GROCER_JWT_SECRET": Settings.localJWTSecret,
       "GROCER_HTTP_HOST": "127.0.0.1",
     ].merging(vhost.map { ["GROCER_AMQP_URL": AMQPConfiguration.defaultURL + $0] } ?? [:]) { $1 }
+      .merging(
+        options.cluster ? ["GROCER_AMQP_URLS": TestCluster.urls(vhost: vhost).joined(separator: ",")] : [:]
+      ) { $1 }
     let own: [String: [String: String]] = [
       "stock-service": [
         "GROCER_SERVICE_NAME": stock, "GROCER_RESERVATION_QUEUE": "\(stock).reservations",
@@ -204,6 +231,7 @@ final class LocalSystem: @unchecked Sendable {
       gateway: URL(string: "http://127.0.0.1:\(gatewayPort)")!, directory: directory,
       gatewayEnvironment: gatewayEnvironment, queues: queues,
       simulatorURL: URL(string: "http://127.0.0.1:\(ports["notify-gateway"]!)")!, vhost: vhost,
+      onCluster: options.cluster,
       queueNames: [
         "stock-service": stock, "cart-service": cart, "tracking-service": tracking, "notify-gateway": notify,
       ],
@@ -284,7 +312,7 @@ final class LocalSystem: @unchecked Sendable {
     apnsFront?.stop()
     for mount in mounts { _ = try? Self.run("/bin/umount", ["-l", mount]) }
     if let vhost {
-      _ = try? await TestBroker.ctl(["delete_vhost", vhost])
+      _ = try? await Self.brokerCtl(["delete_vhost", vhost], cluster: onCluster)
     } else {
       try? await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), queues)
     }
