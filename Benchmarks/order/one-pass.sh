@@ -33,6 +33,9 @@
 #   BENCH_READY_TIMEOUT   seconds to wait for the catalogue and counts to reach CartService (120)
 #   GROCER_BIN_DIR        where the services and grocer-token are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
+#   GROCER_BROKER         cluster: the services on rabbitmq.sh's cluster (its nodes in
+#                         GROCER_AMQP_URLS; GROCER_RABBITMQ_CLUSTER_NAME/_PORT name it), the
+#                         broker's CPU summed over its three nodes
 # Needs wrk, curl, sqlite3 (or psql), nginx for replicas, python3 (standard library only).
 # Its last line is machine-readable: PASS engine=… replicas=… full_rps=… rate_p99_ms=… cpu_*=…
 set -euo pipefail
@@ -284,7 +287,15 @@ saga_ms() { # first-user last-user: p50 and p99 of updated_at - created_at over 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # CPU time (clock ticks, user + system) of a process.
 proc_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-BROKER_PID="$(pgrep -o -f 'beam.smp.*rabbit' || true)"
+# The broker's VM, or every node's on a cluster (GROCER_BROKER=cluster, rabbitmq.sh's names).
+if [[ "${GROCER_BROKER:-single}" == cluster ]]; then
+  BROKER_PIDS=()
+  for pid_file in "$VAR_DIR"/rabbitmq/"${GROCER_RABBITMQ_CLUSTER_NAME:-grocer}"-[123]/rabbitmq.pid; do
+    [[ -s "$pid_file" ]] && BROKER_PIDS+=("$(tr -dc '0-9' <"$pid_file")")
+  done
+else
+  BROKER_PIDS=($(pgrep -o -f 'beam.smp.*rabbit' || true))
+fi
 CPU_NAMES=(order cart stock broker postgres front)
 event_counts() { # metric: its sum at order-service, cart-service, stock-service
   echo "$(order_metric_sum "$1") $(metric_sum "$CART_PORT" "$1") $(metric_sum "$STOCK_PORT" "$1")"
@@ -300,7 +311,7 @@ postgres_ticks() {
 }
 cpu_snapshot() { # the ticks of order (every replica), cart, stock, broker, postgres, front, then the machine's busy and steal ticks
   echo "$(pids_ticks "${ORDER_PIDS[@]}") $(proc_ticks "$CART_PID") $(proc_ticks "$STOCK_PID")" \
-    "$(if [[ -n "$BROKER_PID" ]]; then proc_ticks "$BROKER_PID"; else echo 0; fi) $(postgres_ticks)" \
+    "$(pids_ticks "${BROKER_PIDS[@]}") $(postgres_ticks)" \
     "$(if [[ -n "$FRONT_PID" ]]; then pids_ticks $(pgrep -P "$FRONT_PID") "$FRONT_PID"; else echo 0; fi) $(machine_ticks)"
 }
 

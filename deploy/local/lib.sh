@@ -137,6 +137,11 @@ bench_vhost_make() { # prefix
     bash "$RABBITMQ_SCRIPT" policy "$vhost"; then
     BENCH_VHOST="$vhost"
     export GROCER_AMQP_URL="${GROCER_AMQP_URL%/}/$vhost"
+    # A cluster's nodes (GROCER_BROKER=cluster) each with the vhost too.
+    if [[ -n "${GROCER_AMQP_URLS:-}" ]]; then
+      GROCER_AMQP_URLS="$(tr ',' '\n' <<<"$GROCER_AMQP_URLS" | sed "s|/*\$|/$vhost|" | paste -sd, -)"
+      export GROCER_AMQP_URLS
+    fi
   else
     log "could not make the virtual host $vhost; using the broker's default one"
   fi
