@@ -273,8 +273,16 @@ def check_compose():
     path = DEPLOY / "docker" / "compose.yaml"
     compose = yaml.safe_load(path.read_text())
     services = compose.get("services", {})
-    for name in list(SERVICES) + ["rabbitmq", "gateway"]:
+    nodes = ["rabbitmq-1", "rabbitmq-2", "rabbitmq-3"]
+    for name in list(SERVICES) + nodes + ["gateway"]:
         check(name in services, f"{rel(path)}: no service {name}")
+    # A three-node cluster (issue 24): every service is given every node and waits for them all.
+    for name in SERVICES:
+        urls = str(services.get(name, {}).get("environment", {}).get("GROCER_AMQP_URLS", ""))
+        check(all(f"@{node}:5672/" in urls for node in nodes), f"{rel(path)}: {name} is not given every broker node")
+        check(set(nodes) <= set(services.get(name, {}).get("depends_on") or {}), f"{rel(path)}: {name} does not wait for every node")
+    for node in nodes:
+        check(services.get(node, {}).get("hostname") == node, f"{rel(path)}: {node}'s hostname is not its name")
     for name, service in services.items():
         build = service.get("build")
         if build:
@@ -309,6 +317,9 @@ def check_compose():
     )
     conf = (DEPLOY / "docker" / "rabbitmq" / "rabbitmq.conf").read_text()
     check("load_definitions = /etc/rabbitmq/definitions.d" in conf, "rabbitmq.conf: no load_definitions")
+    for index, node in enumerate(nodes, start=1):
+        check(f"cluster_formation.classic_config.nodes.{index} = rabbit@{node}" in conf, f"rabbitmq.conf: {node} not in the cluster")
+    check("cluster_partition_handling = pause_minority" in conf, "rabbitmq.conf: no pause_minority")
     users = json.loads((DEPLOY / "docker" / "rabbitmq" / "users.json").read_text())
     user = users["users"][0]["name"]
     check(f"amqp://{user}:" in json.dumps(compose), f"{rel(path)}: services do not use the {user} user")
