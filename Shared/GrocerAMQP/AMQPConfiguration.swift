@@ -45,8 +45,9 @@ public struct AMQPConfiguration: Sendable {
 
   /// Reads `GROCER_AMQP_URLS` (a cluster's nodes, comma-separated, taken in an order shuffled
   /// per process so that connections spread over the nodes) or else `GROCER_AMQP_URL`,
-  /// `GROCER_AMQP_HEARTBEAT` (seconds) and, with several nodes, `GROCER_AMQP_FAILOVER_DELAY_MS`
-  /// (`ReconnectBackoff.afterLoss`, default 1,000).
+  /// `GROCER_AMQP_HEARTBEAT` (seconds) and `GROCER_AMQP_FAILOVER_DELAY_MS`
+  /// (`ReconnectBackoff.afterLoss`: default 1,000 with several nodes, 0 with one; a cluster behind
+  /// one address, such as a Kubernetes Service, sets it).
   public init(settings: Settings, connectionName: String = "grocer") {
     self.init(
       url: settings.string("GROCER_AMQP_URL", default: AMQPConfiguration.defaultURL),
@@ -54,10 +55,9 @@ public struct AMQPConfiguration: Sendable {
       connectionName: connectionName)
     let cluster = Self.urls(in: settings.string("GROCER_AMQP_URLS", default: ""))
     if !cluster.isEmpty { urls = cluster.shuffled() }
-    if urls.count > 1 {
-      reconnectBackoff.afterLoss = .milliseconds(
-        max(0, settings.int("GROCER_AMQP_FAILOVER_DELAY_MS", default: Self.defaultFailoverDelayMilliseconds)))
-    }
+    let failoverDelay = urls.count > 1 ? Self.defaultFailoverDelayMilliseconds : 0
+    reconnectBackoff.afterLoss = .milliseconds(
+      max(0, settings.int("GROCER_AMQP_FAILOVER_DELAY_MS", default: failoverDelay)))
   }
 
   /// A cluster's default `ReconnectBackoff.afterLoss`: on loopback, RabbitMQ re-elected the

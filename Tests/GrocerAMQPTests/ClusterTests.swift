@@ -73,6 +73,15 @@ import Testing
       // The nodes are tried in order: both start on node 1, which goes first.
       #expect(consumer.connectedNode == TestCluster.address(ofNode: 1))
       #expect(publisher.connectedNode == TestCluster.address(ofNode: 1))
+      // The queue and its parking queue have a member on every node (RabbitMQ's default group
+      // size covers three), so each keeps a majority when one node dies.
+      let members = try await TestCluster.table(["list_queues", "name", "members"])
+      for name in [queue, "\(queue).parking"] {
+        let row = members.first { $0.first == name }
+        #expect(
+          (1...3).allSatisfy { row?.last?.contains("grocer-test-\($0)@localhost") == true },
+          "\(name): \(row ?? [])")
+      }
       let relay = Relay(publisher: publisher, routingKey: queue)
       let relaying = Task { await relay.run() }
       #expect(await eventually(timeout: .seconds(10)) { received.count >= 20 })

@@ -219,6 +219,9 @@ import Testing
     var single = AMQPConfiguration(settings: .init(["GROCER_AMQP_URLS": " , "]))
     #expect(single.urls == [AMQPConfiguration.defaultURL])
     #expect(single.reconnectBackoff.afterLoss == .zero)
+    // A cluster behind one address (a Kubernetes Service) says so.
+    let behindOneAddress = AMQPConfiguration(settings: .init(["GROCER_AMQP_FAILOVER_DELAY_MS": "1000"]))
+    #expect(behindOneAddress.reconnectBackoff.afterLoss == .seconds(1))
     single.url = "amqp://guest:guest@127.0.0.1:5673/"
     #expect(single.urls == ["amqp://guest:guest@127.0.0.1:5673/"])
   }

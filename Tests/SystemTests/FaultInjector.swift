@@ -99,7 +99,8 @@ final class FaultInjector: Sendable {
         brokerStopped.store(true, ordering: .sequentiallyConsistent)
         try await TestCluster.kill(node: node)
         try await Task.sleep(for: .seconds(3))
-        try await startBroker()
+        try await TestCluster.start(node: node)
+        brokerStopped.store(false, ordering: .sequentiallyConsistent)
       case "db restart":
         try await TestPostgres.restart(after: .seconds(3))
       case "disk full":
