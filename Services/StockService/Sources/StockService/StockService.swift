@@ -110,7 +110,10 @@ public func buildStockService(
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(
-    StockController(commands: commands, cache: cache, hubs: hubs, clock: clock, logger: logger).routes)
+    StockController(
+      commands: commands, cache: cache, hubs: hubs, clock: clock, logger: logger,
+      defaultHub: configuration.defaultHub
+    ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   let broker = BrokerConnections([publisher, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer])
   router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {

@@ -21,6 +21,8 @@ public struct StockServiceConfiguration: Sendable {
   public var reservationQueue = ReservationQueue.name
   /// The request/reply queue the catalogue snapshot (hubs, a hub's products) is asked on.
   public var catalogueQueue = CatalogueQueue.name
+  /// The hub a caller without an address browses (`GROCER_DEFAULT_HUB`).
+  public var defaultHub: HubID = "h1"
   /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
   /// deployments); never in production, where a stopped service must find its events waiting.
   public var queueExpiry: TimeInterval?
@@ -39,6 +41,7 @@ public struct StockServiceConfiguration: Sendable {
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
     catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
+    defaultHub = settings.string("GROCER_DEFAULT_HUB", default: defaultHub)
     relayDies = settings.bool("GROCER_FAULT_RELAY_DIES", default: false)
     consumerDies = settings.bool("GROCER_FAULT_CONSUMER_DIES", default: false)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")

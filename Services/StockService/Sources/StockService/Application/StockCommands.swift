@@ -11,7 +11,7 @@ import GrocerStorage
 /// the event consumers call these; neither decides.
 public final class StockCommands: Sendable {
   public let store: StockStore
-  private let clock: any WallClock
+  let clock: any WallClock
   private let ids: any IDGenerator
   /// How long a hold lasts without an order outcome.
   private let reservationTTL: TimeInterval
@@ -328,6 +328,7 @@ public final class StockCommands: Sendable {
       if try !store.hubIDs(in: db).isDisjoint(with: demo.hubs.map(\.id)) { return false }
       for hub in demo.hubs { _ = try upsertHub(id: hub.id, correlationID: "demo", db) { _ in hub } }
       let now = clock.now()
+      for (hub, area) in demo.areas { try store.saveDeliveryArea(area, hub: hub, at: now, in: db) }
       for hub in demo.hubs {
         for product in demo.products {
           let stock = ProductStock(

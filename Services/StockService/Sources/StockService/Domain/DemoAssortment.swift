@@ -14,6 +14,9 @@ public struct DemoAssortment: Sendable {
   public var products: [Product]
   /// Counts per hub and SKU.
   public var counts: [HubID: [SKU: Int]]
+  /// Where each hub delivers: `h1` Mitte, `h2` Prenzlauer Berg and Friedrichshain (overlapping
+  /// `h1` a little), `h3` all of Berlin at a lower priority, for whatever the others leave.
+  public var areas: [HubID: DeliveryArea] = Self.demoAreas()
 
   public static let defaultSeed: UInt64 = 2026
 
@@ -65,6 +68,23 @@ public struct DemoAssortment: Sendable {
       counts[hub.id] = hubCounts
     }
     return DemoAssortment(hubs: hubs, products: products, counts: counts)
+  }
+
+  static func demoAreas() -> [HubID: DeliveryArea] {
+    func rectangle(_ west: Double, _ south: Double, _ east: Double, _ north: Double, priority: Int = 0)
+      -> DeliveryArea
+    {
+      let corners = [(west, south), (east, south), (east, north), (west, north), (west, south)]
+      let ring = JSONValue.array(corners.map { .array([.number($0.0), .number($0.1)]) })
+      // The rectangles are valid by construction.
+      return try! DeliveryArea(
+        geoJSON: .object(["type": .string("Polygon"), "coordinates": .array([ring])]), priority: priority)
+    }
+    return [
+      "h1": rectangle(13.36, 52.50, 13.44, 52.55),
+      "h2": rectangle(13.40, 52.50, 13.48, 52.56),
+      "h3": rectangle(13.08, 52.33, 13.77, 52.68, priority: -1),
+    ]
   }
 
   static func demoHubs() -> [Hub] {

@@ -15,6 +15,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case unknownField(String)
   case missingIds
   case tooManyIds(Int)
+  case invalidCoordinates(String)
   // Well-formed but breaking a rule (422).
   case invalidSKU(String)
   case invalidHubID(String)
@@ -34,6 +35,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case invalidQuantity(sku: String, quantity: Int)
   case duplicateLine(String)
   case invalidLineCount(Int)
+  case invalidArea(String)
   // State conflicts (409).
   case reservationConflict(orderId: String)
   case reservationReleased(orderId: String)
@@ -48,7 +50,9 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
 
   public var kind: Kind {
     switch self {
-    case .malformedJSON, .wrongType, .missingField, .unknownField, .missingIds, .tooManyIds: .malformed
+    case .malformedJSON, .wrongType, .missingField, .unknownField, .missingIds, .tooManyIds,
+      .invalidCoordinates:
+      .malformed
     case .reservationConflict, .reservationReleased: .conflict
     case .unknownHub, .unknownProduct: .notFound
     default: .invalid
@@ -64,6 +68,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .unknownField: "unknownField"
     case .missingIds: "missingIds"
     case .tooManyIds: "tooManyIds"
+    case .invalidCoordinates: "invalidCoordinates"
     case .invalidSKU: "invalidSKU"
     case .invalidHubID: "invalidHubID"
     case .invalidName: "invalidName"
@@ -82,6 +87,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .invalidQuantity: "invalidQuantity"
     case .duplicateLine: "duplicateLine"
     case .invalidLineCount: "invalidLineCount"
+    case .invalidArea: "invalidArea"
     case .reservationConflict: "reservationConflict"
     case .reservationReleased: "reservationReleased"
     case .unknownHub: "unknownHub"
@@ -98,6 +104,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .unknownField(let field): "`\(field)` is not a known field."
     case .missingIds: "`ids` must name 1 to 100 products."
     case .tooManyIds(let count): "`ids` names \(count) products; at most 100 are allowed."
+    case .invalidCoordinates(let why): "\(why)."
     case .invalidSKU(let sku):
       sku.isEmpty
         ? "`ids` contains an empty id."
@@ -123,6 +130,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .invalidQuantity(let sku, let quantity): "`\(sku)` has quantity \(quantity); allowed are 1 to 99."
     case .duplicateLine(let sku): "`\(sku)` appears in more than one line."
     case .invalidLineCount(let count): "A reservation needs 1 to 100 lines, got \(count)."
+    case .invalidArea(let why): "\(why)."
     case .reservationConflict(let orderId):
       "Order `\(orderId)` already holds a reservation with different lines."
     case .reservationReleased(let orderId):

@@ -16,6 +16,8 @@ struct StockController: Sendable {
   let misses = StockMissLoader()
   let clock: any WallClock
   let logger: Logger
+  /// The hub a caller without an address browses (`GROCER_DEFAULT_HUB`).
+  let defaultHub: HubID
 
   var routes: [Route] {
     [
@@ -27,6 +29,8 @@ struct StockController: Sendable {
       Route("POST", "/v1/hubs/{hub}/stock/{sku}/adjustments", auth: .roles([.staff]), postAdjustment),
       Route("GET", "/v1/hubs/{hub}", getHub),
       Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), putHub),
+      Route("GET", "/v1/delivery-area", deliveryArea),
+      Route("PUT", "/v1/hubs/{hub}/delivery-area", auth: .roles([.staff]), putDeliveryArea),
     ]
   }
 
@@ -196,8 +200,7 @@ struct StockController: Sendable {
   /// Runs a use case or a read off the cooperative pool (SQLite blocks on its lock and the
   /// disk). A broken rule becomes its problem; storage trouble (busy, I/O) a 503 with
   /// `Retry-After`.
-  private func stored<T: Sendable>(_ body: @escaping @Sendable (StockCommands) throws -> T) async throws -> T
-  {
+  func stored<T: Sendable>(_ body: @escaping @Sendable (StockCommands) throws -> T) async throws -> T {
     let commands = self.commands
     do {
       return try await runBlocking { try body(commands) }
@@ -243,7 +246,7 @@ struct StockController: Sendable {
     hubs.insert(hub)
   }
 
-  private static func unknownHub(_ hub: HubID) -> HTTPError {
+  static func unknownHub(_ hub: HubID) -> HTTPError {
     .notFound(code: "unknownHub", detail: "there is no hub \(hub)")
   }
 }

@@ -108,5 +108,24 @@ enum StockSchema {
       sql: """
         ALTER TABLE reservations ADD COLUMN release_reason TEXT;
         """),
+    Migration(
+      version: 3, name: "delivery areas",
+      sql: """
+        CREATE TABLE delivery_areas (
+          hub TEXT PRIMARY KEY REFERENCES hubs(id),
+          area TEXT NOT NULL,
+          priority INTEGER NOT NULL,
+          updated_at REAL NOT NULL
+        );
+        """,
+      // PostgreSQL: 8-byte numbers, as in version 1.
+      postgres: """
+        CREATE TABLE delivery_areas (
+          hub TEXT PRIMARY KEY REFERENCES hubs(id),
+          area TEXT NOT NULL,
+          priority BIGINT NOT NULL,
+          updated_at DOUBLE PRECISION NOT NULL
+        );
+        """),
   ]
 }
