@@ -11,7 +11,9 @@ import GrocerRuntime
 /// name (so it reaches exactly that queue, not `grocer.events` subscribers), `reply_to =
 /// amq.rabbitmq.reply-to` and a fresh `correlation_id`; the reply comes back on the same channel,
 /// which consumes `amq.rabbitmq.reply-to` (no-ack) before anything is published. The request
-/// carries `expiration` = the time-out, so a request nobody took in time is dropped by the broker.
+/// carries `expiration` = the time-out, so a request nobody took in time is dropped by the broker,
+/// and is `mandatory`, so one for a queue that does not exist (gone with a cluster node, not yet
+/// declared again by its servers) comes back at once instead of waiting out the time-out.
 public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Sendable {
   /// The pseudo-queue of direct reply-to.
   static let replyQueue = "amq.rabbitmq.reply-to"
@@ -52,8 +54,9 @@ public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Se
 
   /// Sends `body` to the queue `routingKey` and returns the reply's body.
   ///
-  /// Throws `AMQPError.notConnected` at once while disconnected, `.timeout` when no reply came
-  /// in time, `.connectionLost` if the connection broke while waiting.
+  /// Throws `AMQPError.notConnected` at once while disconnected, `.unroutable` when no queue of
+  /// that name exists (nothing was delivered), `.timeout` when no reply came in time,
+  /// `.connectionLost` if the connection broke while waiting.
   public func request(routingKey: String, body: Data, timeout: Duration) async throws -> Data {
     guard driver.isConnected else { throw AMQPError.notConnected }
     let correlationID = correlationIDs.next()
@@ -64,7 +67,7 @@ public final class AMQPRPCClient: AMQPRequester, LifecycleService, @unchecked Se
         run: { channel in
           self.pending[correlationID] = (continuation, deadline)
           try channel.publish(
-            exchange: "", routingKey: routingKey, mandatory: false,
+            exchange: "", routingKey: routingKey, mandatory: true,
             properties: AMQPOutgoingProperties(
               correlationID: correlationID, replyTo: Self.replyQueue, timestamp: Date(),
               expirationMilliseconds: expiration, persistent: false),
@@ -93,6 +96,12 @@ extension AMQPRPCClient: ConnectionRole {
         return
       }
       waiting.continuation.resume(returning: reply.body)
+    case GROCER_AMQP_BASIC_RETURN:
+      let info = method.decoded.assumingMemoryBound(to: amqp_basic_return_t.self).pointee
+      let returned = try channel.readMessage(
+        routingKey: AMQPChannel.string(info.routing_key) ?? "", exchange: "", redelivered: false)
+      guard let id = returned.correlationID, let waiting = pending.removeValue(forKey: id) else { return }
+      waiting.continuation.resume(throwing: AMQPError.unroutable(messageID: id))
     default:
       logger.debug("rpc client ignored a method", ["amqp.method": String(method.id)])
     }

@@ -411,14 +411,34 @@ import Testing
   @Test func anRPCRequestNobodyAnswersTimesOut() async throws {
     let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
     try await client.start()
+    // A queue with no server on it: the request waits there, unanswered.
+    let queue = uniqueName("nobody")
+    try await AMQPAdmin.declareQuorumQueue(configuration: TestBroker.configuration(), queue)
     let started = ContinuousClock.now
     await #expect(throws: AMQPError.timeout) {
-      _ = try await client.request(
-        routingKey: uniqueName("nobody"), body: Data(), timeout: .milliseconds(300))
+      _ = try await client.request(routingKey: queue, body: Data(), timeout: .milliseconds(300))
     }
     let elapsed = ContinuousClock.now - started
     #expect(elapsed >= .milliseconds(300))
     #expect(elapsed < .seconds(2))
+    #expect(client.isConnected)
+    await client.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue])
+  }
+
+  /// A request for a queue that does not exist (gone with its node) comes back at once.
+  @Test func anRPCRequestToNoQueueIsReturnedAtOnce() async throws {
+    let client = AMQPRPCClient(configuration: TestBroker.configuration(), logger: logger)
+    try await client.start()
+    let started = ContinuousClock.now
+    do {
+      _ = try await client.request(routingKey: uniqueName("no-queue"), body: Data(), timeout: .seconds(5))
+      Issue.record("a request to no queue was answered")
+    } catch AMQPError.unroutable {
+    } catch {
+      Issue.record("expected unroutable, got \(error)")
+    }
+    #expect(ContinuousClock.now - started < .seconds(2))
     #expect(client.isConnected)
     await client.shutdown()
   }

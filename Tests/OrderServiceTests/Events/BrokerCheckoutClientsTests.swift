@@ -69,4 +69,18 @@ import Testing
     await #expect(throws: RemoteCallError.noAnswer) { try await clients(slow).reserve(request) }
     #expect(slow.asked.withLock { $0 } == 1)
   }
+
+  @Test func aQuestionThatFoundNoQueueIsAskedAgainUntilTheQueueIsBackOrTheTimeOutPasses() async throws {
+    // The servers declare the queue again on another node after a moment.
+    let back = ScriptedRequester([
+      .failure(.unroutable(messageID: "c1")), .failure(.unroutable(messageID: "c2")),
+      .success(try JSON.encode(answer)),
+    ])
+    #expect(try await clients(back).reserve(request) == answer)
+    #expect(back.asked.withLock { $0 } == 3)
+    // Never back within the time-out (1 s): delivered to nobody, so not sent.
+    let gone = ScriptedRequester(Array(repeating: .failure(.unroutable(messageID: "c")), count: 10))
+    await #expect(throws: RemoteCallError.notSent) { try await clients(gone).reserve(request) }
+    #expect((2...4).contains(gone.asked.withLock { $0 }))
+  }
 }

@@ -22,18 +22,32 @@ public struct BrokerCheckoutClients: CheckoutClients {
   ///
   /// A question is asked once more, after the client reconnected (within `timeout`), when its
   /// connection was down or broke while it waited (a cluster node died): reservations and
-  /// pricing are keyed by order id, so asking twice is harmless.
+  /// pricing are keyed by order id, so asking twice is harmless. One that found no queue (its
+  /// node died and the servers have not declared it again yet) was delivered to nobody: it is
+  /// asked again every `unroutableRetry` until `timeout` has passed.
   private func ask<Reply: Decodable & JSONReadable>(
     _ queue: String, _ request: [UInt8], as type: Reply.Type
   ) async throws -> Reply {
-    var reply: Data?
+    let deadline = ContinuousClock.now + timeout
+    // Whether it was asked again already after the connection was down or broke, and whether an
+    // earlier asking may have been received.
+    var reconnected = false
     var maybeSent = false
-    for attempt in 1...2 where reply == nil {
+    let reply: Data
+    while true {
       do {
         reply = try await client.request(routingKey: queue, body: Data(request), timeout: timeout)
-      } catch AMQPError.notConnected where attempt == 1 {
+        break
+      } catch AMQPError.unroutable {
+        guard ContinuousClock.now + Self.unroutableRetry < deadline else {
+          throw maybeSent ? RemoteCallError.noAnswer : RemoteCallError.notSent
+        }
+        try? await Task.sleep(for: Self.unroutableRetry)
+      } catch AMQPError.notConnected where !reconnected {
+        reconnected = true
         guard await client.waitUntilConnected(timeout: timeout) else { throw RemoteCallError.notSent }
-      } catch AMQPError.connectionLost where attempt == 1 {
+      } catch AMQPError.connectionLost where !reconnected {
+        reconnected = true
         maybeSent = true
         guard await client.waitUntilConnected(timeout: timeout) else { throw RemoteCallError.noAnswer }
       } catch AMQPError.notConnected, AMQPError.shuttingDown {
@@ -42,7 +56,9 @@ public struct BrokerCheckoutClients: CheckoutClients {
         throw RemoteCallError.noAnswer
       }
     }
-    guard let reply else { throw RemoteCallError.noAnswer }
     do { return try JSON.read(type, from: reply) } catch { throw RemoteCallError.noAnswer }
   }
+
+  /// How long a question that found no queue waits before it is asked again.
+  static let unroutableRetry: Duration = .milliseconds(250)
 }
