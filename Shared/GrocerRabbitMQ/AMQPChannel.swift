@@ -373,15 +373,16 @@ struct AMQPChannel {
   }
 
   /// Runs `body` on a channel of its own (this one's number + 1); nil when the broker refused it
-  /// with 406 PRECONDITION_FAILED, which closes only that channel, so this one goes on.
-  func refusable<T>(_ body: (AMQPChannel) throws -> T) throws -> T? {
+  /// with one of `codes` (406 PRECONDITION_FAILED, 404 NOT_FOUND), which closes only that
+  /// channel, so this one goes on.
+  func refusable<T>(codes: Set<Int> = [406], _ body: (AMQPChannel) throws -> T) throws -> T? {
     let side: amqp_channel_t = number + 1
     amqp_channel_open(connection, side)
     try check("channel.open \(side)")
     let result: T
     do {
       result = try body(AMQPChannel(connection: connection, number: side))
-    } catch AMQPError.brokerClosed(code: 406, _) {
+    } catch AMQPError.brokerClosed(let code, _) where codes.contains(code) {
       var closeOK = amqp_channel_close_ok_t(dummy: 0)
       try Self.status(
         amqp_send_method(connection, side, GROCER_AMQP_CHANNEL_CLOSE_OK, &closeOK), "channel.close-ok")

@@ -53,6 +53,12 @@ public final class AMQPConsumer: LifecycleService, @unchecked Sendable {
   // Connection-thread state.
   private var generation = 0
   private var ackUpTo: UInt64?
+  /// When an RPC server next asks whether its queue still exists.
+  private var nextQueueCheck = ContinuousClock.now
+  /// How often an RPC server asks: its plain queue dies with the cluster node it lives on, and
+  /// RabbitMQ does not tell the consumers on other nodes (no `basic.cancel`), so they would wait
+  /// on a queue that is gone while questions go unanswered.
+  static let queueCheckInterval: Duration = .seconds(2)
 
   public convenience init(
     configuration: AMQPConfiguration, queue: QueueSpec, prefetch: Int = 100, logger: Logger,
@@ -360,6 +366,17 @@ extension AMQPConsumer: ConnectionRole {
       throw AMQPError.brokerClosed(code: 0, text: "consumer cancelled by the broker")
     default:
       logger.debug("consumer ignored a method", ["amqp.method": String(method.id)])
+    }
+  }
+
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws {
+    guard let rpcQueue, now >= nextQueueCheck else { return }
+    nextQueueCheck = now + Self.queueCheckInterval
+    let exists = try channel.refusable(codes: [404]) { side in
+      try side.declareQueue(rpcQueue, passive: true, durable: false, exclusive: false, autoDelete: false)
+    }
+    if exists == nil {
+      throw AMQPError.brokerClosed(code: 404, text: "the queue \(rpcQueue) is gone (its node died?)")
     }
   }
 

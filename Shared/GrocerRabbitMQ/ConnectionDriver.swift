@@ -22,11 +22,15 @@ protocol ConnectionRole: AnyObject, Sendable {
   func failInFlight(_ error: AMQPError)
   /// Runs at least every `ConnectionDriver.tickInterval`, to expire time-outs.
   func tick(now: ContinuousClock.Instant)
+  /// Runs after `tick` while connected, to ask the broker about what this role relies on; a
+  /// throw fails the connection (which then reconnects and declares everything again).
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws
 }
 
 extension ConnectionRole {
   func flush(_ channel: AMQPChannel) throws {}
   func tick(now: ContinuousClock.Instant) {}
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws {}
 }
 
 /// Owns one librabbitmq connection on a dedicated thread.
@@ -255,6 +259,9 @@ final class ConnectionDriver: @unchecked Sendable {
         perform(machine.handle(.connectRequested))
       }
       role?.tick(now: now)
+      if let connection, machine.isConnected {
+        do { try role?.check(AMQPChannel(connection: connection), now: now) } catch { fail(error) }
+      }
     }
     if failure == nil && !stopRequested.load(ordering: .acquiring) {
       // Nothing ends the loop but a shutdown or a failure today; should anything else, the

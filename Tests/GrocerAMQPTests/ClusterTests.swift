@@ -55,6 +55,7 @@ import Testing
       queue: QueueSpec(name: queue, bindingKeys: [queue], kind: .durableQuorum(expiresAfter: .seconds(600))),
       logger: Self.logger, metrics: MetricsRegistry(),
       handler: { delivery in
+        if delivery.messageID == "poison" { return .reject }
         received.append(delivery.messageID ?? "")
         return .ack
       })
@@ -115,6 +116,15 @@ import Testing
       // Each kill took the node both were on.
       #expect(consumer.failovers == 3)
       #expect(publisher.failovers == 3)
+      // The cluster's dead-letter policy parks a poison message as one node does.
+      var poison = message(queue, 0)
+      poison.messageID = "poison"
+      try await publisher.publish([poison])
+      let parked = try await eventually(timeout: .seconds(10)) {
+        try await AMQPAdmin.messageCount(
+          configuration: TestCluster.configuration("grocer-cluster-parking"), queue: "\(queue).parking") == 1
+      }
+      #expect(parked)
     }
   }
 
@@ -176,6 +186,49 @@ import Testing
         #expect(answered.contains { $0.2 > 1 }, "no question was in flight when node \(node) died")
         try await TestCluster.start(node: node)
       }
+    }
+  }
+
+  /// A request queue lives on one node; RabbitMQ does not tell a server consuming it from
+  /// another node that it died with its node. The server notices by asking (every 2 s), declares
+  /// it again on its own node, and questions are answered again.
+  @Test func aServerWhoseQueueDiedWithAnotherNodeDeclaresItAgain() async throws {
+    try await TestCluster.start()
+    let queue = uniqueName("cluster-gone")
+    func configuration(_ name: String, startingAt node: Int) -> AMQPConfiguration {
+      var configuration = TestCluster.configuration(name)
+      configuration.urls = Array(configuration.urls[(node - 1)...] + configuration.urls[..<(node - 1)])
+      return configuration
+    }
+    func server(_ name: String, on node: Int) -> AMQPRPCServer {
+      AMQPRPCServer(
+        configuration: configuration(name, startingAt: node), queue: queue, logger: Self.logger
+      ) { $0.body }
+    }
+    // The first server declares the queue on node 1, the second consumes it from node 2.
+    let first = server("grocer-cluster-gone-1", on: 1)
+    let second = server("grocer-cluster-gone-2", on: 2)
+    let client = AMQPRPCClient(
+      configuration: configuration("grocer-cluster-gone-client", startingAt: 3), logger: Self.logger)
+    try await withCleanup({
+      await second.shutdown()
+      await client.shutdown()
+      try? await TestCluster.stop()
+    }) {
+      try await first.start()
+      try await second.start()
+      try await client.start()
+      #expect(second.connectedNode == TestCluster.address(ofNode: 2))
+      await first.shutdown()
+      let before = try await client.request(routingKey: queue, body: Data("one".utf8), timeout: .seconds(3))
+      #expect(String(decoding: before, as: UTF8.self) == "one")
+      try await TestCluster.kill(node: 1)
+      // Asked until answered: the queue is gone until the second server declares it again.
+      let answered = await eventually(timeout: .seconds(15)) {
+        (try? await client.request(routingKey: queue, body: Data("two".utf8), timeout: .seconds(1)))
+          == Data("two".utf8)
+      }
+      #expect(answered, "the server never noticed that its queue died with node 1")
     }
   }
 }

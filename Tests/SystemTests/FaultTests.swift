@@ -46,7 +46,8 @@ import Testing
     try await withCleanup({
       // The broker is shared: it comes back whatever happened.
       try? await injector.startBroker()
-      await system.stop(keepFiles: failed)
+      // GROCER_FAULTS_KEEP keeps the data and logs of a run that passed too.
+      await system.stop(keepFiles: failed || ProcessInfo.processInfo.environment["GROCER_FAULTS_KEEP"] != nil)
       if plan.cluster { try? await TestCluster.stop() }
     }) {
       let report = try await run(system: system, injector: injector, plan: plan, began: began)
