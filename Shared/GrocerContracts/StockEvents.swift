@@ -5,6 +5,9 @@ import GrocerCore
 public enum StockEventType {
   public static let stockChanged = "stock.changed"
   public static let hubChanged = "hub.changed"
+  /// A hub's catalogue screens changed (tree, home layout, or a product's catalogue fields):
+  /// StockService replicas rebuild what they keep of that hub's catalogue in memory.
+  public static let catalogueChanged = "catalogue.changed"
   public static let orderConfirmed = "order.confirmed"
   public static let orderDeclined = "order.declined"
   public static let orderCancelled = "order.cancelled"
@@ -131,6 +134,26 @@ public struct HubChanged: Codable, Hashable, Sendable {
   }
 }
 
+/// Payload of `catalogue.changed`: `{ hub, version }`, subject `catalogue/<hub>`, sequence the
+/// hub's catalogue version. Only StockService's replicas read it.
+public struct CatalogueChanged: Codable, Hashable, Sendable {
+  public var hub: HubID
+  public var version: Int64
+
+  public init(hub: HubID, version: Int64) {
+    self.hub = hub
+    self.version = version
+  }
+
+  public static func subject(hub: HubID) -> String { "catalogue/" + hub }
+
+  public func message(id: String, occurredAt: Date, correlationId: String?) throws -> OutgoingMessage {
+    try EventEnvelope.message(
+      id: id, type: StockEventType.catalogueChanged, occurredAt: occurredAt, source: StockEventType.source,
+      correlationId: correlationId, subject: Self.subject(hub: hub), sequence: version, payload: self)
+  }
+}
+
 /// What StockService needs from `order.confirmed` / `order.declined` / `order.cancelled`:
 /// the order id (the reservation's key) and, when given, its hub (the reservation knows its own
 /// hub, so an outcome without one is still applied). Other fields of OrderService's payload are
@@ -147,11 +170,37 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
   public var hub: HubID?
   /// The customer who placed the order (CartService empties their cart at `hub`).
   public var userId: String?
+  /// What was ordered (`order.confirmed` carries it): the customer's "buy again" and each
+  /// product's popularity.
+  public var lines: [Line]?
 
-  public init(orderId: String, hub: HubID?, userId: String? = nil) {
+  /// One ordered product, of the fields of `OrderLine` that StockService reads.
+  public struct Line: Codable, Hashable, Sendable {
+    public var sku: SKU
+    public var quantity: Int
+
+    public init(sku: SKU, quantity: Int) {
+      self.sku = sku
+      self.quantity = quantity
+    }
+  }
+
+  public init(orderId: String, hub: HubID?, userId: String? = nil, lines: [Line]? = nil) {
     self.orderId = orderId
     self.hub = hub
     self.userId = userId
+    self.lines = lines
+  }
+
+  private enum CodingKeys: String, CodingKey { case orderId, hub, userId, lines }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    orderId = try container.decode(String.self, forKey: .orderId)
+    hub = try container.decodeIfPresent(HubID.self, forKey: .hub)
+    userId = try container.decodeIfPresent(String.self, forKey: .userId)
+    // As the hand reader: lines that cannot be read leave the outcome without them.
+    lines = (try? container.decodeIfPresent([Line].self, forKey: .lines)) ?? nil
   }
 
 }
@@ -211,15 +260,33 @@ extension OrderOutcome: JSONReadable {
     var orderId: String?
     var hub: HubID?
     var userId: String?
+    var lines: [Line]?
     try reader.readObject { reader, key in
       switch key {
       case "orderId": orderId = try reader.readString()
       case "hub": hub = reader.readNull() ? nil : try reader.readString()
       case "userId": userId = reader.readNull() ? nil : try reader.readString()
+      case "lines":
+        if reader.readNull() { break }
+        // Lines are a bonus (buy again): an outcome whose lines cannot be read is still applied.
+        var read: [Line]? = []
+        try reader.readArray { reader in
+          var sku: SKU?
+          var quantity: Int?
+          try reader.readObject { reader, key in
+            switch key {
+            case "sku": sku = try? reader.readString()
+            case "quantity": quantity = try? reader.readInt()
+            default: try reader.skipValue()
+            }
+          }
+          if let sku, let quantity { read?.append(Line(sku: sku, quantity: quantity)) } else { read = nil }
+        }
+        lines = read
       default: try reader.skipValue()
       }
     }
     guard let orderId else { throw JSONReader.Failure("an order outcome needs orderId") }
-    self.init(orderId: orderId, hub: hub, userId: userId)
+    self.init(orderId: orderId, hub: hub, userId: userId, lines: lines)
   }
 }

@@ -86,6 +86,7 @@ public final class PostgresConnection: SQLConnection {
   public func wakeCommitObservers() { wantsCommitWake = true }
 
   public var lockClause: String { locksRows ? " FOR UPDATE" : "" }
+  public var dialect: SQLDialect { .postgresql }
 
   /// Whether a write since the last call asked for the commit observers.
   func takeCommitWake() -> Bool {

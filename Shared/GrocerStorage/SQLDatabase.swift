@@ -27,10 +27,20 @@ public protocol SQLConnection: AnyObject {
   /// `SQLDatabase.writeLockingRows` the rows are locked until the commit and read as their newest
   /// version (PostgreSQL: ` FOR UPDATE`); empty everywhere else.
   var lockClause: String { get }
+
+  /// The engine's SQL dialect, for the few statements the engines spell differently (full-text
+  /// search); everything else is written once for both.
+  var dialect: SQLDialect { get }
+}
+
+/// The SQL a connection speaks.
+public enum SQLDialect: Sendable, Hashable {
+  case sqlite, postgresql
 }
 
 extension SQLConnection {
   public var lockClause: String { "" }
+  public var dialect: SQLDialect { .sqlite }
 
   public func execute(_ sql: String, _ bindings: any SQLBindable...) throws {
     try execute(sql, bindings: bindings)

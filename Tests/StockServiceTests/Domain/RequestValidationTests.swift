@@ -147,7 +147,7 @@ import Testing
       decoding: try JSON.encode(Product(sku: "p1", name: "Milch", price: eur(129))), as: UTF8.self)
     #expect(
       json
-        == #"{"deposit":null,"name":"Milch","price":{"currency":"EUR","minorUnits":129},"sku":"p1","unitPrice":null}"#
+        == #"{"deposit":null,"name":"Milch","originalPrice":null,"price":{"currency":"EUR","minorUnits":129},"sku":"p1","unitPrice":null}"#
     )
     let round = try JSON.decode(Product.self, from: data(json))
     #expect(round == Product(sku: "p1", name: "Milch", price: eur(129)))

@@ -85,6 +85,17 @@ import Testing
     #expect(try JSON.decode(TypedEventEnvelope<OrderOutcome>.self, from: body).payload == envelope.payload)
   }
 
+  @Test func aConfirmedOrdersLinesAreReadForBuyAgain() throws {
+    let body = Data(
+      #"{"data":{"hub":"h1","lines":[{"deposit":null,"name":"Milch","quantity":2,"sku":"p1"},{"quantity":1,"sku":"p2"}],"orderId":"o1","userId":"u1"},"id":"e","occurredAt":"2026-10-20T18:42:00Z","sequence":1,"source":"order-service","subject":"o1","type":"order.confirmed"}"#
+        .utf8)
+    let expected = OrderOutcome(
+      orderId: "o1", hub: "h1", userId: "u1",
+      lines: [.init(sku: "p1", quantity: 2), .init(sku: "p2", quantity: 1)])
+    #expect(try TypedEventEnvelope<OrderOutcome>.decode(body, type: "order.confirmed").payload == expected)
+    #expect(try JSON.decode(TypedEventEnvelope<OrderOutcome>.self, from: body).payload == expected)
+  }
+
   @Test func reservationRepliesAndRequestsAreReadByHandAsTheDecoderReadsThem() throws {
     for reply in [
       ReservationReply.reserved(orderId: "o1", expiresAt: date("2026-10-20T18:52:00Z")),

@@ -44,6 +44,7 @@ public func buildStockService(
   let commands = StockCommands(
     store: store, clock: clock, ids: ids, reservationTTL: configuration.reservationTTL, logger: logger)
   let cache = StockCache(timeToLive: configuration.cacheTTL)
+  let catalogue = CatalogueMemory()
   let hubs = HubDirectory()
   // Without the database (PostgreSQL not up yet) the directory starts empty: a hub it does not
   // hold is asked of the database before a 404, so nothing is refused that exists.
@@ -67,12 +68,13 @@ public func buildStockService(
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     logger: logger, metrics: metrics, handler: outcomes.handle, failsAfterStart: configuration.consumerDies)
 
-  let invalidation = CacheInvalidationHandler(cache: cache, hubs: hubs, logger: logger)
+  let invalidation = CacheInvalidationHandler(cache: cache, catalogue: catalogue, hubs: hubs, logger: logger)
   let cacheConsumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-cache"),
     queue: QueueSpec(
       name: "\(configuration.serviceName).cache.\(configuration.replicaID)",
-      bindingKeys: [StockEventType.stockChanged, StockEventType.hubChanged], kind: .transient),
+      bindingKeys: [StockEventType.stockChanged, StockEventType.hubChanged, StockEventType.catalogueChanged],
+      kind: .transient),
     prefetch: 500, maximumBatch: 500, logger: logger, metrics: metrics,
     batchHandler: { deliveries in
       var dispositions: [AMQPDisposition] = []
@@ -82,17 +84,18 @@ public func buildStockService(
     onConnected: {
       // Events sent while this replica was not listening are lost to it: start cold.
       cache.removeAll()
-      logger.info("stock cache emptied after (re)connecting to the broker")
+      catalogue.removeAll()
+      logger.info("stock and catalogue caches emptied after (re)connecting to the broker")
     })
 
   let reservations = ReservationResponder(commands: commands, cache: cache, logger: logger)
   let rpcServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-reservations"),
     queue: configuration.reservationQueue, concurrency: 16, logger: logger, handler: reservations.handle)
-  let catalogue = CatalogueResponder(commands: commands, logger: logger)
+  let catalogueResponder = CatalogueResponder(commands: commands, logger: logger)
   let catalogueServer = AMQPRPCServer(
     configuration: amqp.named("\(configuration.serviceName)-catalogue"),
-    queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogue.handle)
+    queue: configuration.catalogueQueue, prefetch: 4, logger: logger, handler: catalogueResponder.handle)
 
   // Releases reservations whose order outcome never arrived.
   let sweeper = PeriodicTask(
@@ -111,8 +114,10 @@ public func buildStockService(
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(
     StockController(
-      commands: commands, cache: cache, hubs: hubs, clock: clock, logger: logger,
-      defaultHub: configuration.defaultHub
+      commands: commands, cache: cache, catalogue: catalogue,
+      cursors: PageCursorCodec(
+        sign: MessageAuthenticator(secret: configuration.jwtSecret, purpose: "grocer page cursor v1").tag),
+      hubs: hubs, clock: clock, logger: logger, defaultHub: configuration.defaultHub
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
   let broker = BrokerConnections([publisher, outcomeConsumer, cacheConsumer, rpcServer, catalogueServer])

@@ -12,7 +12,7 @@ import GrocerStorage
 public final class StockCommands: Sendable {
   public let store: StockStore
   let clock: any WallClock
-  private let ids: any IDGenerator
+  let ids: any IDGenerator
   /// How long a hold lasts without an order outcome.
   private let reservationTTL: TimeInterval
   private let logger: Logger
@@ -97,6 +97,7 @@ public final class StockCommands: Sendable {
       } else {
         try store.updateCatalogueFields(next, at: now, in: db)
       }
+      try recordCatalogueChange(of: product, hub: hub, correlationID, at: now, db)
       try publish(next, reason: reason, correlationID, at: now, db)
       return (next.stocked, change == .created, next.stocked.movement)
     }
@@ -198,12 +199,16 @@ public final class StockCommands: Sendable {
   /// (`OrderOutcomeRules`).
   public func applyOrderOutcome(
     _ kind: OrderOutcome.Kind, orderId: String, hub: HubID?, messageID: String, consumer: String,
-    correlationID: String?
+    correlationID: String?, purchase: (user: String, lines: [OrderOutcome.Line])? = nil
   ) throws -> (movements: [StockMovement], effect: OutcomeEffect) {
     let now = clock.now()
     return try store.database.writeLockingRows { db in
       guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db) else {
         return ([], .nothingToDo)
+      }
+      // What a customer bought feeds their buy again and the products' popularity.
+      if kind == .confirmed, let hub, let purchase {
+        try store.recordPurchase(hub: hub, user: purchase.user, lines: purchase.lines, at: now, in: db)
       }
       let status = try store.reservationStatus(orderId, in: db)
       let decision = OrderOutcomeRules.decide(kind, reservation: status)
@@ -325,20 +330,49 @@ public final class StockCommands: Sendable {
   /// Loads the demo assortment unless its hubs exist already. Returns whether it loaded.
   public func loadDemo(_ demo: DemoAssortment) throws -> Bool {
     try store.database.write { db in
-      if try !store.hubIDs(in: db).isDisjoint(with: demo.hubs.map(\.id)) { return false }
-      for hub in demo.hubs { _ = try upsertHub(id: hub.id, correlationID: "demo", db) { _ in hub } }
       let now = clock.now()
+      if try !store.hubIDs(in: db).isDisjoint(with: demo.hubs.map(\.id)) {
+        try loadDemoCatalogue(demo, at: now, db)
+        return false
+      }
+      for hub in demo.hubs { _ = try upsertHub(id: hub.id, correlationID: "demo", db) { _ in hub } }
       for (hub, area) in demo.areas { try store.saveDeliveryArea(area, hub: hub, at: now, in: db) }
       for hub in demo.hubs {
+        try store.saveCatalogueLayout(
+          hub: hub.id, tree: demo.categories, home: demo.home, version: 1, at: now, in: db)
         for product in demo.products {
           let stock = ProductStock(
             hub: hub.id, product: product,
             level: StockLevel(onHand: demo.counts[hub.id]?[product.sku] ?? 0, held: 0, version: 1))
           try store.insertProduct(stock, at: now, in: db)
+          try store.index(
+            product, hub: hub.id, categoryNames: product.category.map(demo.categories.path) ?? [], in: db)
           try publish(stock, reason: StockChangeReason.demoLoaded, "demo", at: now, db)
         }
       }
       return true
+    }
+  }
+
+  /// Gives demo hubs loaded before the catalogue screens existed their tree, home and products'
+  /// catalogue fields, once (a hub with a catalogue already is left alone). Counts, prices and
+  /// versions stay: what changed is not in `stock.changed`.
+  private func loadDemoCatalogue(_ demo: DemoAssortment, at now: Date, _ db: any SQLConnection) throws {
+    for hub in demo.hubs where try store.hubExists(hub.id, in: db) {
+      guard try store.catalogueLayout(hub: hub.id, in: db).version == 0 else { continue }
+      try store.saveCatalogueLayout(
+        hub: hub.id, tree: demo.categories, home: demo.home, version: 1, at: now, in: db)
+      for product in demo.products {
+        guard var stock = try store.stock(hub: hub.id, sku: product.sku, in: db) else { continue }
+        stock.product.brand = product.brand
+        stock.product.category = product.category
+        stock.product.image = product.image
+        stock.product.originalPrice =
+          product.originalPrice.map { $0.minorUnits > stock.product.price.minorUnits ? $0 : nil } ?? nil
+        try store.updateCatalogueFields(stock, at: now, in: db)
+        try store.index(
+          stock.product, hub: hub.id, categoryNames: product.category.map(demo.categories.path) ?? [], in: db)
+      }
     }
   }
 

@@ -17,6 +17,9 @@ public struct DemoAssortment: Sendable {
   /// Where each hub delivers: `h1` Mitte, `h2` Prenzlauer Berg and Friedrichshain (overlapping
   /// `h1` a little), `h3` all of Berlin at a lower priority, for whatever the others leave.
   public var areas: [HubID: DeliveryArea] = Self.demoAreas()
+  /// Every hub's category tree and home (`DemoCatalogue`).
+  public var categories: CategoryTree = DemoCatalogue.tree
+  public var home: HomeLayout = DemoCatalogue.home
 
   public static let defaultSeed: UInt64 = 2026
 
@@ -24,7 +27,7 @@ public struct DemoAssortment: Sendable {
   /// catalogue below can form (well over 3,000).
   public static func generate(seed: UInt64 = defaultSeed, productsPerHub: Int = 3000) -> DemoAssortment {
     var random = SplitMix64(seed: seed)
-    var candidates: [(name: String, line: Line, size: Size, edition: Edition)] = []
+    var candidates: [(name: String, line: Line, brand: String, size: Size, edition: Edition)] = []
     for line in catalogue {
       for brand in line.brands {
         for variant in line.variants {
@@ -33,7 +36,7 @@ public struct DemoAssortment: Sendable {
               let sizeLabel = edition.pack > 1 ? "\(edition.pack) × \(size.label)" : size.label
               let name = [brand, line.name, variant, edition.label, sizeLabel].filter { !$0.isEmpty }
                 .joined(separator: " ")
-              candidates.append((name, line, size, edition))
+              candidates.append((name, line, brand, size, edition))
             }
           }
         }
@@ -45,11 +48,12 @@ public struct DemoAssortment: Sendable {
     for candidate in candidates where products.count < productsPerHub && seen.insert(candidate.name).inserted
     {
       let sku = "p" + pad(products.count + 1)
-      products.append(
-        product(
-          sku: sku, name: candidate.name, line: candidate.line, size: candidate.size,
-          edition: candidate.edition,
-          &random))
+      var product = product(
+        sku: sku, name: candidate.name, line: candidate.line, size: candidate.size,
+        edition: candidate.edition,
+        &random)
+      DemoCatalogue.dress(&product, line: candidate.line.name, brand: candidate.brand, index: products.count)
+      products.append(product)
     }
     var counts: [HubID: [SKU: Int]] = [:]
     let hubs = demoHubs()

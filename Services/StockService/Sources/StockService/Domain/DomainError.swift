@@ -16,6 +16,9 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case missingIds
   case tooManyIds(Int)
   case invalidCoordinates(String)
+  case invalidCursor(String)
+  case invalidLimit(String)
+  case invalidQuery(String)
   // Well-formed but breaking a rule (422).
   case invalidSKU(String)
   case invalidHubID(String)
@@ -36,6 +39,11 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case duplicateLine(String)
   case invalidLineCount(Int)
   case invalidArea(String)
+  case invalidBrand(String)
+  case invalidImage(field: String, detail: String)
+  case unknownCategory(String)
+  case invalidCategories(String)
+  case invalidLayout(String)
   // State conflicts (409).
   case reservationConflict(orderId: String)
   case reservationReleased(orderId: String)
@@ -51,7 +59,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   public var kind: Kind {
     switch self {
     case .malformedJSON, .wrongType, .missingField, .unknownField, .missingIds, .tooManyIds,
-      .invalidCoordinates:
+      .invalidCoordinates, .invalidCursor, .invalidLimit, .invalidQuery:
       .malformed
     case .reservationConflict, .reservationReleased: .conflict
     case .unknownHub, .unknownProduct: .notFound
@@ -69,6 +77,9 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .missingIds: "missingIds"
     case .tooManyIds: "tooManyIds"
     case .invalidCoordinates: "invalidCoordinates"
+    case .invalidCursor: "invalidCursor"
+    case .invalidLimit: "invalidLimit"
+    case .invalidQuery: "invalidQuery"
     case .invalidSKU: "invalidSKU"
     case .invalidHubID: "invalidHubID"
     case .invalidName: "invalidName"
@@ -88,6 +99,11 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .duplicateLine: "duplicateLine"
     case .invalidLineCount: "invalidLineCount"
     case .invalidArea: "invalidArea"
+    case .invalidBrand: "invalidBrand"
+    case .invalidImage: "invalidImage"
+    case .unknownCategory: "unknownCategory"
+    case .invalidCategories: "invalidCategories"
+    case .invalidLayout: "invalidLayout"
     case .reservationConflict: "reservationConflict"
     case .reservationReleased: "reservationReleased"
     case .unknownHub: "unknownHub"
@@ -105,6 +121,9 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .missingIds: "`ids` must name 1 to 100 products."
     case .tooManyIds(let count): "`ids` names \(count) products; at most 100 are allowed."
     case .invalidCoordinates(let why): "\(why)."
+    case .invalidCursor(let why): "`cursor` \(why); start again without one."
+    case .invalidLimit(let why): "`limit` \(why)."
+    case .invalidQuery(let why): "`q` \(why)."
     case .invalidSKU(let sku):
       sku.isEmpty
         ? "`ids` contains an empty id."
@@ -131,6 +150,11 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .duplicateLine(let sku): "`\(sku)` appears in more than one line."
     case .invalidLineCount(let count): "A reservation needs 1 to 100 lines, got \(count)."
     case .invalidArea(let why): "\(why)."
+    case .invalidBrand(let why): "`brand` \(why)."
+    case .invalidImage(let field, let why): "`\(field)`: \(why)."
+    case .unknownCategory(let id): "This hub has no category `\(Self.clip(id))`."
+    case .invalidCategories(let why): "\(why)."
+    case .invalidLayout(let why): "\(why)."
     case .reservationConflict(let orderId):
       "Order `\(orderId)` already holds a reservation with different lines."
     case .reservationReleased(let orderId):

@@ -29,7 +29,8 @@ struct OrderOutcomeHandler: Sendable {
       let (movements, effect) = try await runBlocking {
         try commands.applyOrderOutcome(
           decoded.kind, orderId: decoded.outcome.orderId, hub: decoded.outcome.hub, messageID: envelope.id,
-          consumer: consumer, correlationID: envelope.correlationId)
+          consumer: consumer, correlationID: envelope.correlationId,
+          purchase: decoded.outcome.userId.flatMap { user in decoded.outcome.lines.map { (user, $0) } })
       }
       cache.apply(movements)
       switch effect {
@@ -56,6 +57,7 @@ struct OrderOutcomeHandler: Sendable {
 /// whichever replica (or this one) made the change.
 struct CacheInvalidationHandler: Sendable {
   let cache: StockCache
+  let catalogue: CatalogueMemory
   let hubs: HubDirectory
   let logger: Logger
 
@@ -74,6 +76,9 @@ struct CacheInvalidationHandler: Sendable {
       cache.invalidate(hub: hub, sku: String(parts[1]), sequence: head.sequence)
     case StockEventType.hubChanged where parts.count == 2 && parts[0] == "hub":
       hubs.insert(String(parts[1]))
+      catalogue.invalidate(hub: String(parts[1]))
+    case StockEventType.catalogueChanged where parts.count == 2 && parts[0] == "catalogue":
+      catalogue.invalidate(hub: String(parts[1]))
     default:
       break
     }

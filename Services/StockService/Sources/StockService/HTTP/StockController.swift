@@ -12,6 +12,8 @@ import GrocerStorage
 struct StockController: Sendable {
   let commands: StockCommands
   let cache: StockCache
+  let catalogue: CatalogueMemory
+  let cursors: PageCursorCodec
   let hubs: HubDirectory
   let misses = StockMissLoader()
   let clock: any WallClock
@@ -31,7 +33,7 @@ struct StockController: Sendable {
       Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), putHub),
       Route("GET", "/v1/delivery-area", deliveryArea),
       Route("PUT", "/v1/hubs/{hub}/delivery-area", auth: .roles([.staff]), putDeliveryArea),
-    ]
+    ] + catalogueRoutes
   }
 
   // MARK: Stock (the hot path)
@@ -154,7 +156,10 @@ struct StockController: Sendable {
         try $0.upsertProduct(hub: hub, sku: sku, body, correlationID: correlationID)
       })
     else { throw Self.unknownHub(hub) }
-    if let movement { cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version) }
+    if let movement {
+      cache.invalidate(hub: movement.hub, sku: movement.sku, sequence: movement.version)
+      catalogue.invalidate(hub: hub)
+    }
     return try .json(status: created ? 201 : 200, value: saved)
   }
 
@@ -236,6 +241,7 @@ struct StockController: Sendable {
     let correlationID = request.requestID
     let (hub, created) = try await stored { try $0.upsertHub(id: id, body, correlationID: correlationID) }
     hubs.insert(id)
+    catalogue.invalidate(hub: id)
     return try .json(status: created ? 201 : 200, value: HubView(hub: hub, now: clock.now()))
   }
 

@@ -127,5 +127,70 @@ enum StockSchema {
           updated_at DOUBLE PRECISION NOT NULL
         );
         """),
+    Migration(
+      version: 4, name: "catalogue screens: product fields, trees and homes, purchases, search",
+      sql: """
+        ALTER TABLE products ADD COLUMN original_price INTEGER;
+        ALTER TABLE products ADD COLUMN brand TEXT;
+        ALTER TABLE products ADD COLUMN category TEXT;
+        ALTER TABLE products ADD COLUMN image TEXT;
+        ALTER TABLE products ADD COLUMN popularity INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE catalogue_layouts (
+          hub TEXT PRIMARY KEY REFERENCES hubs(id),
+          categories TEXT NOT NULL,
+          home TEXT NOT NULL,
+          version INTEGER NOT NULL,
+          updated_at REAL NOT NULL
+        );
+        CREATE TABLE purchases (
+          hub TEXT NOT NULL,
+          user_id TEXT NOT NULL,
+          sku TEXT NOT NULL,
+          orders INTEGER NOT NULL,
+          quantity INTEGER NOT NULL,
+          last_at REAL NOT NULL,
+          PRIMARY KEY (hub, user_id, sku)
+        ) WITHOUT ROWID;
+        CREATE TABLE product_search_keys (
+          id INTEGER PRIMARY KEY,
+          hub TEXT NOT NULL,
+          sku TEXT NOT NULL,
+          UNIQUE (hub, sku)
+        );
+        CREATE VIRTUAL TABLE product_search USING fts5(
+          name, brand, category, tokenize = 'unicode61 remove_diacritics 2'
+        );
+        """,
+      // PostgreSQL: 8-byte numbers; search is a tsvector of the folded text (folded by the
+      // service, as FTS5's tokenizer folds it) under a GIN index, in place of the FTS5 table and
+      // the rowids that key it.
+      postgres: """
+        ALTER TABLE products ADD COLUMN original_price BIGINT, ADD COLUMN brand TEXT,
+          ADD COLUMN category TEXT, ADD COLUMN image TEXT,
+          ADD COLUMN popularity BIGINT NOT NULL DEFAULT 0;
+        CREATE TABLE catalogue_layouts (
+          hub TEXT PRIMARY KEY REFERENCES hubs(id),
+          categories TEXT NOT NULL,
+          home TEXT NOT NULL,
+          version BIGINT NOT NULL,
+          updated_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE purchases (
+          hub TEXT NOT NULL,
+          user_id TEXT NOT NULL,
+          sku TEXT NOT NULL,
+          orders BIGINT NOT NULL,
+          quantity BIGINT NOT NULL,
+          last_at DOUBLE PRECISION NOT NULL,
+          PRIMARY KEY (hub, user_id, sku)
+        );
+        CREATE TABLE product_search (
+          hub TEXT NOT NULL,
+          sku TEXT NOT NULL,
+          document tsvector NOT NULL,
+          PRIMARY KEY (hub, sku)
+        );
+        CREATE INDEX product_search_document ON product_search USING GIN (document);
+        """),
   ]
 }

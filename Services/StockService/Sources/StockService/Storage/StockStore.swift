@@ -134,12 +134,13 @@ public final class StockStore: Sendable {
     let product = stock.product
     try db.execute(
       """
-      INSERT INTO products (hub, sku, name, currency, price, deposit, unit_price, on_hand, held, version, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO products (hub, sku, name, currency, price, deposit, unit_price, on_hand, held, version, updated_at,
+        original_price, brand, category, image)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       """, stock.hub, product.sku, product.name, product.price.currency, product.price.minorUnits,
-      product.deposit?.minorUnits,
-      try product.unitPrice.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
-      stock.level.onHand, stock.level.held, stock.level.version, now.timeIntervalSince1970)
+      product.deposit?.minorUnits, try Self.text(product.unitPrice),
+      stock.level.onHand, stock.level.held, stock.level.version, now.timeIntervalSince1970,
+      product.originalPrice?.minorUnits, product.brand, product.category, try Self.text(product.image))
   }
 
   /// Stores a product's catalogue fields and version (its counts stay).
@@ -148,10 +149,11 @@ public final class StockStore: Sendable {
     try db.execute(
       """
       UPDATE products SET name = ?, price = ?, deposit = ?, unit_price = ?, version = ?,
-        updated_at = ? WHERE hub = ? AND sku = ?
+        updated_at = ?, original_price = ?, brand = ?, category = ?, image = ? WHERE hub = ? AND sku = ?
       """, product.name, product.price.minorUnits, product.deposit?.minorUnits,
-      try product.unitPrice.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
-      stock.level.version, now.timeIntervalSince1970, stock.hub, product.sku)
+      try Self.text(product.unitPrice),
+      stock.level.version, now.timeIntervalSince1970, product.originalPrice?.minorUnits, product.brand,
+      product.category, try Self.text(product.image), stock.hub, product.sku)
   }
 
   /// A product's counts and version alone (locked in a locking write).
@@ -287,7 +289,13 @@ public final class StockStore: Sendable {
     try Outbox.append(message, in: db)
   }
 
-  static let productColumns = "hub, sku, name, price, deposit, unit_price, on_hand, held, version, currency"
+  static let productColumns =
+    "hub, sku, name, price, deposit, unit_price, on_hand, held, version, currency, original_price, brand, category, image"
+
+  /// A JSON column's text (nil stays NULL).
+  static func text<T: Encodable>(_ value: T?) throws -> String? {
+    try value.map { String(decoding: try JSON.encode($0), as: UTF8.self) }
+  }
 
   static func product(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> StockedProduct? {
     try db.queryOne(
@@ -303,7 +311,10 @@ public final class StockStore: Sendable {
       sku: try row.string(1), name: try row.string(2),
       price: Money(minorUnits: try row.int(3), currency: currency),
       deposit: try row.optionalInt(4).map { Money(minorUnits: $0, currency: currency) },
-      unitPrice: try row.optionalString(5).map { try JSON.read(UnitPrice.self, from: Data($0.utf8)) })
+      unitPrice: try row.optionalString(5).map { try JSON.read(UnitPrice.self, from: Data($0.utf8)) },
+      originalPrice: try row.optionalInt(10).map { Money(minorUnits: $0, currency: currency) },
+      brand: try row.optionalString(11), category: try row.optionalString(12),
+      image: try row.optionalString(13).map { try JSON.decode(ProductImage.self, from: Data($0.utf8)) })
     return ProductStock(
       hub: try row.string(0), product: product,
       level: StockLevel(onHand: try row.int(6), held: try row.int(7), version: try row.int64(8)))

@@ -1,0 +1,87 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerStorage
+
+/// The catalogue screens' use cases: staff arrange a hub's categories and home, customers'
+/// orders feed buy again and popularity, and the screens read a hub's catalogue whole.
+extension StockCommands {
+  /// Replaces `hub`'s category tree and indexes its products under the new names; nil when there
+  /// is no such hub. Publishes `catalogue.changed` when the tree changed.
+  public func setCategories(hub: HubID, _ tree: CategoryTree, correlationID: String?) throws -> CategoryTree?
+  {
+    try store.database.writeLockingRows { db -> CategoryTree? in
+      guard try store.hubExists(hub, in: db) else { return nil }
+      let stored = try store.catalogueLayout(hub: hub, in: db)
+      guard stored.tree != tree else { return tree }
+      let now = clock.now()
+      try store.saveCatalogueLayout(
+        hub: hub, tree: tree, home: stored.home, version: stored.version + 1, at: now, in: db)
+      for product in try store.products(ofHub: hub, in: db) {
+        try store.index(product, hub: hub, categoryNames: product.category.map(tree.path) ?? [], in: db)
+      }
+      try publishCatalogueChange(hub: hub, version: stored.version + 1, correlationID, at: now, db)
+      return tree
+    }
+  }
+
+  /// Replaces `hub`'s home layout; nil when there is no such hub. Publishes `catalogue.changed`
+  /// when it changed.
+  public func setHome(hub: HubID, _ home: HomeLayout, correlationID: String?) throws -> HomeLayout? {
+    try store.database.writeLockingRows { db -> HomeLayout? in
+      guard try store.hubExists(hub, in: db) else { return nil }
+      let stored = try store.catalogueLayout(hub: hub, in: db)
+      guard stored.home != home else { return home }
+      let now = clock.now()
+      try store.saveCatalogueLayout(
+        hub: hub, tree: stored.tree, home: home, version: stored.version + 1, at: now, in: db)
+      try publishCatalogueChange(hub: hub, version: stored.version + 1, correlationID, at: now, db)
+      return home
+    }
+  }
+
+  /// Everything `hub`'s catalogue screens show, built into one snapshot; nil when there is no
+  /// such hub.
+  public func catalogueSnapshot(hub: HubID) throws -> CatalogueSnapshot? {
+    try store.catalogue(hub: hub).map {
+      CatalogueSnapshot(hub: $0.hub, tree: $0.tree, layout: $0.home, products: $0.products)
+    }
+  }
+
+  /// The SKUs of `hub`'s products that match `query`, best first, `limit` of them after
+  /// `offset`.
+  public func search(hub: HubID, _ query: SearchQuery, offset: Int, limit: Int) throws -> [SKU] {
+    try store.search(hub: hub, query, offset: offset, limit: limit)
+  }
+
+  /// What `user` ordered most at `hub`, most first.
+  public func buyAgain(hub: HubID, user: String, limit: Int) throws -> [SKU] {
+    try store.mostOrdered(hub: hub, user: user, limit: limit)
+  }
+
+  /// Inside a product's write: checks its category against the hub's tree, indexes it for
+  /// search, and raises the hub's catalogue version with its `catalogue.changed`.
+  func recordCatalogueChange(
+    of product: Product, hub: HubID, _ correlationID: String?, at now: Date, _ db: any SQLConnection
+  )
+    throws
+  {
+    let layout = try store.catalogueLayout(hub: hub, in: db)
+    if let category = product.category, !layout.tree.contains(category) {
+      throw StockStoreError.domain(.unknownCategory(category))
+    }
+    try store.index(product, hub: hub, categoryNames: product.category.map(layout.tree.path) ?? [], in: db)
+    try store.saveCatalogueLayout(
+      hub: hub, tree: layout.tree, home: layout.home, version: layout.version + 1, at: now, in: db)
+    try publishCatalogueChange(hub: hub, version: layout.version + 1, correlationID, at: now, db)
+  }
+
+  private func publishCatalogueChange(
+    hub: HubID, version: Int64, _ correlationID: String?, at now: Date, _ db: any SQLConnection
+  ) throws {
+    try store.append(
+      CatalogueChanged(hub: hub, version: version).message(
+        id: ids.next(), occurredAt: now, correlationId: correlationID),
+      in: db)
+  }
+}
