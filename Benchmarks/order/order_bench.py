@@ -229,7 +229,7 @@ async def fixed_rate(port: int, hub: str, rate: float, carts_file: str, key_pref
         user, token, version = carts[index]
         body = json.dumps({
             "hub": hub, "cartVersion": int(version), "payment": {"method": "card", "token": "tok_ok"},
-            "deliverTo": {"lat": 52.5, "lng": 13.4}}, separators=(",", ":")).encode()
+            "deliverTo": {"lat": 52.5155, "lng": 13.454}}, separators=(",", ":")).encode()
         request = (
             f"POST /v1/orders HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
             f"Content-Type: application/json\r\nIdempotency-Key: {key_prefix}-{user}\r\n"

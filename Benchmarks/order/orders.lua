@@ -43,7 +43,7 @@ function init(args)
       assert(user, "bad line in " .. file .. ": " .. line)
       local body = string.format(
         '{"hub":"%s","cartVersion":%s,"payment":{"method":"card","token":"tok_ok"},' ..
-        '"deliverTo":{"lat":52.5,"lng":13.4}}', hub, version)
+        '"deliverTo":{"lat":52.5155,"lng":13.454}}', hub, version)
       requests[#requests + 1] = wrk.format("POST", "/v1/orders", {
         ["Authorization"] = "Bearer " .. token,
         ["Content-Type"] = "application/json",

@@ -19,22 +19,28 @@ public struct ReservationLine: Codable, Hashable, Sendable {
 }
 
 /// The broker request OrderService sends at checkout:
-/// `{ "orderId", "hub", "lines": [ { "sku", "quantity" } ], "correlationId"? }`, answered by a
-/// `ReservationReply`. `correlationId` is the checkout's request id, carried into the events the
-/// reservation causes.
+/// `{ "orderId", "hub", "lines": [ { "sku", "quantity" } ], "deliverTo"?, "correlationId"? }`,
+/// answered by a `ReservationReply`. `deliverTo` is where the order goes: outside the hub's
+/// delivery area the request is refused (`outsideDeliveryArea`). `correlationId` is the
+/// checkout's request id, carried into the events the reservation causes.
 public struct ReservationRequest: Codable, Hashable, Sendable {
   public var orderId: String
   public var hub: HubID
   public var lines: [ReservationLine]
+  public var deliverTo: GeoPoint?
   public var correlationId: String?
 
   public static let maximumLines = 100
   public static let quantityRange = 1...99
 
-  public init(orderId: String, hub: HubID, lines: [ReservationLine], correlationId: String? = nil) {
+  public init(
+    orderId: String, hub: HubID, lines: [ReservationLine], deliverTo: GeoPoint? = nil,
+    correlationId: String? = nil
+  ) {
     self.orderId = orderId
     self.hub = hub
     self.lines = lines
+    self.deliverTo = deliverTo
     self.correlationId = correlationId
   }
 }
@@ -113,6 +119,10 @@ extension ReservationRequest {
       out.key("correlationId")
       out.string(correlationId)
     }
+    if let deliverTo {
+      out.key("deliverTo")
+      deliverTo.write(into: &out)
+    }
     out.key("hub")
     out.string(hub)
     out.key("lines")
@@ -182,11 +192,13 @@ extension ReservationRequest: JSONReadable {
     var hub: HubID?
     var lines: [ReservationLine]?
     var correlationId: String?
+    var deliverTo: GeoPoint?
     try reader.readObject { reader, key in
       switch key {
       case "orderId": orderId = try reader.readString()
       case "hub": hub = try reader.readString()
       case "correlationId": correlationId = reader.readNull() ? nil : try reader.readString()
+      case "deliverTo": deliverTo = reader.readNull() ? nil : try GeoPoint(reading: &reader)
       case "lines":
         var read: [ReservationLine] = []
         try reader.readArray { reader in
@@ -209,7 +221,7 @@ extension ReservationRequest: JSONReadable {
     guard let orderId, let hub, let lines else {
       throw JSONReader.Failure("a reservation request needs orderId, hub and lines")
     }
-    self.init(orderId: orderId, hub: hub, lines: lines, correlationId: correlationId)
+    self.init(orderId: orderId, hub: hub, lines: lines, deliverTo: deliverTo, correlationId: correlationId)
   }
 }
 

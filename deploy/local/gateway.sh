@@ -40,12 +40,16 @@ servers() {
 render() {
   command -v nginx >/dev/null || die "nginx is not installed (make deps)"
   mkdir -p "$PREFIX/conf" "$PREFIX/logs" "$PREFIX/run" "$PREFIX/tmp"
+  # The demo catalogue's images, drawn once, served as /images/.
+  if [[ ! -e "$VAR_DIR/images/.drawn" && -x "$BIN_DIR/stock-service" ]]; then
+    "$BIN_DIR/stock-service" demo-images "$VAR_DIR/images" >/dev/null && touch "$VAR_DIR/images/.drawn"
+  fi
   local next_upstream=off
   ((REPLICAS == 1)) || next_upstream="error timeout"
   sed -e "s/@GATEWAY_PORT@/$GATEWAY_PORT/g" -e "s/@STOCK_SERVERS@/$(servers "$STOCK_PORT")/g" \
     -e "s/@CART_SERVERS@/$(servers "$CART_PORT")/g" -e "s/@ORDER_SERVERS@/$(servers "$ORDER_PORT")/g" \
     -e "s/@TRACKING_SERVERS@/$(servers "$TRACKING_PORT")/g" -e "s/@NOTIFY_SERVERS@/$(servers "$NOTIFY_PORT")/g" \
-    -e "s/@NEXT_UPSTREAM@/$next_upstream/g" \
+    -e "s/@NEXT_UPSTREAM@/$next_upstream/g" -e "s|@IMAGES_ROOT@|$(cd "$VAR_DIR" && pwd)|g" \
     -e "s/@RATE_LIMIT@/$RATE_LIMIT/g" -e "s/@RATE_BURST@/$RATE_BURST/g" \
     -e "s/@ANONYMOUS_RATE_LIMIT@/$ANONYMOUS_RATE_LIMIT/g" -e "s/@ANONYMOUS_RATE_BURST@/$ANONYMOUS_RATE_BURST/g" \
     "$GROCER_ROOT/deploy/local/nginx-gateway.conf" >"$CONF.new"

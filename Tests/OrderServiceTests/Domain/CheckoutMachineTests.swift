@@ -106,7 +106,7 @@ import Testing
         == .reserve(
           ReservationRequest(
             orderId: "ord_1", hub: "h1", lines: [ReservationLine(sku: "p1", quantity: 2)],
-            correlationId: "req-1")))
+            deliverTo: GeoPoint(lat: 52.5, lng: 13.4), correlationId: "req-1")))
     #expect(machine.order.step == .priced)
   }
 
@@ -184,6 +184,18 @@ import Testing
             status: .rejected,
             answer: .refused(
               orderId: "ord_1", code: "unknownProduct", detail: "the hub cannot take this order: p1"))))
+
+    // A point outside the hub's delivery area is final too: asking again gives the same answer.
+    var (outside, _) = Self.started(Self.order(.priced))
+    let far = ReservationReply(
+      orderId: "ord_1", status: .rejected, error: RemoteError(code: "outsideDeliveryArea", detail: "h1"))
+    #expect(
+      outside.handle(.reservationAnswered(far), now: Self.now)
+        == .record(
+          .rejected(
+            status: .rejected,
+            answer: .refused(
+              orderId: "ord_1", code: "outsideDeliveryArea", detail: "the hub cannot take this order: h1"))))
 
     var (retry, _) = Self.started(Self.order(.priced))
     let ended = ReservationReply(

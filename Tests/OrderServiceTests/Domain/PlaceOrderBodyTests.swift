@@ -20,9 +20,15 @@ import Testing
     #expect(body.cartVersion == 18)
     #expect(try body.validate() == .applePay)
     #expect(body.deliverTo == GeoPoint(lat: 52.53, lng: 13.41))
-    // deliverTo is optional (the app's own design omits it).
+    // Without deliverTo the order has nowhere to go: 422 missingField (the hub checks the point
+    // against its delivery area, and tracking shows it).
     let bare = try Self.decode(#"{"hub":"h1","cartVersion":0,"payment":{"method":"card","token":"t"}}"#)
-    #expect(try bare.validate() == .card)
+    do {
+      _ = try bare.validate()
+      Issue.record("a body without deliverTo was accepted")
+    } catch {
+      #expect(error.kind == .invalid && error.code == "missingField")
+    }
   }
 
   @Test(arguments: [

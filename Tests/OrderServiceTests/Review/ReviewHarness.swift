@@ -65,7 +65,7 @@ struct ReviewHarness {
   }
 
   static func body(token: String = "tok") -> String {
-    #"{"hub":"h1","cartVersion":3,"payment":{"method":"card","token":"\#(token)"}}"#
+    #"{"hub":"h1","cartVersion":3,"payment":{"method":"card","token":"\#(token)"},"deliverTo":{"lat":52.53,"lng":13.41}}"#
   }
 
   /// The neighbours agree: the cart matches, the stock is held for ten minutes.

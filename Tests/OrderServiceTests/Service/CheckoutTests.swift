@@ -324,7 +324,9 @@ import Testing
       #expect(try response.json(as: Problem.self).code == "emptyCart")
       let unknown = await world.orderClient.send(
         "POST", "/v1/orders", headers: world.customer().merging(["Idempotency-Key": "k-nohub"]) { $1 },
-        body: #"{"hub":"nohub","cartVersion":1,"payment":{"method":"card","token":"t"}}"#)
+        body:
+          #"{"hub":"nohub","cartVersion":1,"payment":{"method":"card","token":"t"},"deliverTo":{"lat":52.53,"lng":13.41}}"#
+      )
       #expect(unknown.status == 404, "\(unknown.bodyString)")
       #expect(try unknown.json(as: Problem.self).code == "unknownHub")
       #expect(try world.charges().isEmpty)

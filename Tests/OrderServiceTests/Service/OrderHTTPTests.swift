@@ -92,7 +92,8 @@ final class ScriptedClients: CheckoutClients {
     return headers
   }
 
-  static let body = #"{"hub":"h1","cartVersion":3,"payment":{"method":"card","token":"tok"}}"#
+  static let body =
+    #"{"hub":"h1","cartVersion":3,"payment":{"method":"card","token":"tok"},"deliverTo":{"lat":52.53,"lng":13.41}}"#
 
   static let cart = CartView(
     hub: "h1", version: 3,
@@ -121,7 +122,9 @@ final class ScriptedClients: CheckoutClients {
     var xml = headers()
     xml["Content-Type"] = "application/xml"
     #expect(await post(headers: xml).status == 415)
-    let cash = await post(#"{"hub":"h1","cartVersion":3,"payment":{"method":"cash","token":"t"}}"#)
+    let cash = await post(
+      #"{"hub":"h1","cartVersion":3,"payment":{"method":"cash","token":"t"},"deliverTo":{"lat":52.53,"lng":13.41}}"#
+    )
     #expect(cash.status == 422)
     #expect(try cash.json(as: Problem.self).code == "unknownPaymentMethod")
     var anonymous = headers()

@@ -135,6 +135,42 @@ import Testing
     #expect(try reasons(of: sku).last == "reservationExpired")
   }
 
+  @Test func aNewOrderMustGoWhereItsHubDelivers() throws {
+    let sku = sku(minimum: 1)
+    func reserve(_ order: String, _ hub: HubID, _ point: GeoPoint?) throws -> ReservationReply {
+      try commands.reserve(
+        ReservationRequest(
+          orderId: order, hub: hub, lines: [ReservationLine(sku: sku, quantity: 1)], deliverTo: point),
+        correlationID: nil
+      ).0
+    }
+    let potsdam = GeoPoint(lat: 52.40, lng: 13.06)
+    let refused = try reserve("o1", "h1", potsdam)
+    #expect(refused.status == .rejected && refused.error?.code == "outsideDeliveryArea")
+    #expect(try commands.store.product(hub: "h1", sku: sku)?.available == demo.counts["h1"]![sku]!)
+    // In h1's area, on its border, and (older clients) without a point: held.
+    #expect(try reserve("o2", "h1", GeoPoint(lat: 52.54, lng: 13.42)).status == .reserved)
+    #expect(try reserve("o3", "h1", GeoPoint(lat: 52.525, lng: 13.43)).status == .reserved)
+    #expect(try reserve("o4", "h1", nil).status == .reserved)
+    // Asked again for a held order, the hold stands whatever the point.
+    #expect(try reserve("o2", "h1", potsdam).status == .reserved)
+    // A hub without an area takes any point.
+    let hub = Hub(
+      id: "h9", name: "Anywhere", hours: .daily(opens: .midnight, closes: .endOfDay),
+      pricing: demo.hubs[0].pricing, currency: "EUR")
+    try commands.upsertHub(hub, correlationID: nil)
+    var product = demo.products[0]
+    product.category = nil
+    _ = try commands.upsertProduct(hub: "h9", product, correlationID: nil)
+    _ = try commands.setStock(hub: "h9", sku: demo.products[0].sku, onHand: 5, actor: "t", correlationID: nil)
+    let anywhere = try commands.reserve(
+      ReservationRequest(
+        orderId: "o5", hub: "h9", lines: [ReservationLine(sku: demo.products[0].sku, quantity: 1)],
+        deliverTo: potsdam), correlationID: nil
+    ).0
+    #expect(anywhere.status == .reserved)
+  }
+
   @Test func anOutcomeIsAppliedOnceAndADeclineFirstLeavesAMarker() throws {
     let sku = sku(minimum: 2)
     let request = ReservationRequest(

@@ -1,4 +1,5 @@
 import Foundation
+import GrocerContracts
 import GrocerCore
 import Testing
 
@@ -37,18 +38,18 @@ import Testing
 
   @Test func aPointInsideOnTheBorderOrAtACornerIsInAndOneOutsideIsNot() throws {
     let berlin = try area(polygon(square(13.3, 52.4, 0.2)))
-    #expect(berlin.contains(GeoPoint(longitude: 13.401, latitude: 52.529)))
-    #expect(berlin.contains(GeoPoint(longitude: 13.3, latitude: 52.5)))  // on the western edge
-    #expect(berlin.contains(GeoPoint(longitude: 13.5, latitude: 52.6)))  // a corner
-    #expect(!berlin.contains(GeoPoint(longitude: 13.51, latitude: 52.5)))
-    #expect(!berlin.contains(GeoPoint(longitude: 13.4, latitude: 52.39)))
+    #expect(berlin.contains(GeoPoint(lat: 52.529, lng: 13.401)))
+    #expect(berlin.contains(GeoPoint(lat: 52.5, lng: 13.3)))  // on the western edge
+    #expect(berlin.contains(GeoPoint(lat: 52.6, lng: 13.5)))  // a corner
+    #expect(!berlin.contains(GeoPoint(lat: 52.5, lng: 13.51)))
+    #expect(!berlin.contains(GeoPoint(lat: 52.39, lng: 13.4)))
   }
 
   @Test func aHoleIsOutsideButItsBorderIsIn() throws {
     let ringWithHole = try area(polygon(square(0, 0, 10), square(4, 4, 2)))
-    #expect(!ringWithHole.contains(GeoPoint(longitude: 5, latitude: 5)))
-    #expect(ringWithHole.contains(GeoPoint(longitude: 4, latitude: 5)))
-    #expect(ringWithHole.contains(GeoPoint(longitude: 2, latitude: 2)))
+    #expect(!ringWithHole.contains(GeoPoint(lat: 5, lng: 5)))
+    #expect(ringWithHole.contains(GeoPoint(lat: 5, lng: 4)))
+    #expect(ringWithHole.contains(GeoPoint(lat: 2, lng: 2)))
   }
 
   @Test func aMultiPolygonCoversEachOfItsParts() throws {
@@ -57,18 +58,18 @@ import Testing
         "type": .string("MultiPolygon"),
         "coordinates": .array([.array([ring(square(0, 0, 1))]), .array([ring(square(5, 5, 1))])]),
       ]))
-    #expect(two.contains(GeoPoint(longitude: 0.5, latitude: 0.5)))
-    #expect(two.contains(GeoPoint(longitude: 5.5, latitude: 5.5)))
-    #expect(!two.contains(GeoPoint(longitude: 3, latitude: 3)))
+    #expect(two.contains(GeoPoint(lat: 0.5, lng: 0.5)))
+    #expect(two.contains(GeoPoint(lat: 5.5, lng: 5.5)))
+    #expect(!two.contains(GeoPoint(lat: 3, lng: 3)))
     #expect(try area(two.geoJSON) == two)
   }
 
   @Test func aConcaveAreaLeavesItsNotchOut() throws {
     // A U: the notch between its arms is outside.
     let shape = try area(polygon([(0, 0), (3, 0), (3, 3), (2, 3), (2, 1), (1, 1), (1, 3), (0, 3), (0, 0)]))
-    #expect(!shape.contains(GeoPoint(longitude: 1.5, latitude: 2)))
-    #expect(shape.contains(GeoPoint(longitude: 0.5, latitude: 2)))
-    #expect(shape.contains(GeoPoint(longitude: 1.5, latitude: 0.5)))
+    #expect(!shape.contains(GeoPoint(lat: 2, lng: 1.5)))
+    #expect(shape.contains(GeoPoint(lat: 2, lng: 0.5)))
+    #expect(shape.contains(GeoPoint(lat: 0.5, lng: 1.5)))
   }
 
   @Test func invalidGeometryIsRefusedNamingWhatAndWhere() {
@@ -115,7 +116,7 @@ import Testing
   }
 
   @Test func whereAreasOverlapTheHigherPriorityWinsThenTheNearerHubThenTheSmallerId() throws {
-    let point = GeoPoint(longitude: 13.40, latitude: 52.52)
+    let point = GeoPoint(lat: 52.52, lng: 13.40)
     let wide = try area(polygon(square(13.0, 52.0, 1.0)))  // centre 13.5, 52.5
     let near = try area(polygon(square(13.3, 52.4, 0.2)))  // centre 13.4, 52.5
     let away = try area(polygon(square(20, 40, 1)))
@@ -124,7 +125,7 @@ import Testing
     preferred.priority = 5
     #expect(DeliveryAreaRules.hub(serving: point, among: ["h1": preferred, "h2": near]) == "h1")
     #expect(DeliveryAreaRules.hub(serving: point, among: ["h9": near, "h4": near]) == "h4")
-    #expect(DeliveryAreaRules.hub(serving: GeoPoint(longitude: 0, latitude: 0), among: ["h1": wide]) == nil)
+    #expect(DeliveryAreaRules.hub(serving: GeoPoint(lat: 0, lng: 0), among: ["h1": wide]) == nil)
     #expect(DeliveryAreaRules.hub(serving: point, among: [:]) == nil)
   }
 }

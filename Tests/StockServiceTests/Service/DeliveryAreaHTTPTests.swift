@@ -38,9 +38,14 @@ import Testing
 
   @Test func aPointIsServedByTheHubWhoseAreaHoldsItAndPriorityDecidesOverlaps() async throws {
     let fixture = try StockFixture()
-    // The demo's hubs serve Berlin (h1 Mitte, the nearer of two there); elsewhere nobody yet.
+    // The demo's hubs serve three Berlin districts: h1 wins where it overlaps h3, Görlitzer Park
+    // is a hole in h2's, Potsdam is nobody's.
     #expect(try await ask(fixture, "?lat=52.529&lng=13.401").1 == Answer(status: "served", hub: "h1"))
-    #expect(try await ask(fixture, "?lat=52.36&lng=13.2").1 == Answer(status: "served", hub: "h3"))
+    #expect(try await ask(fixture, "?lat=52.5155&lng=13.454").1 == Answer(status: "served", hub: "h3"))
+    #expect(try await ask(fixture, "?lat=52.528&lng=13.45").1 == Answer(status: "served", hub: "h1"))
+    #expect(try await ask(fixture, "?lat=52.49&lng=13.40").1 == Answer(status: "served", hub: "h2"))
+    #expect(try await ask(fixture, "?lat=52.4965&lng=13.437").1 == Answer(status: "outOfArea", hub: nil))
+    #expect(try await ask(fixture, "?lat=52.40&lng=13.06").1 == Answer(status: "outOfArea", hub: nil))
     let (empty, nobody) = try await ask(fixture, "?lat=10.529&lng=100.401")
     #expect(empty.headers["Cache-Control"] == "private, max-age=60")
     #expect(nobody == Answer(status: "outOfArea", hub: nil))

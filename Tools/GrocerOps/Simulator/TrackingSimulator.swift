@@ -35,7 +35,7 @@ public final class TrackingSimulator: Sendable {
     public var rideLength: Double = 1500
     /// Under this many metres from the door the rider reports `arriving`.
     public var arrivingWithin: Double = 150
-    public var destination = GeoPoint(lat: 52.5200, lng: 13.4050)
+    public var destination = GeoPoint(lat: 52.5155, lng: 13.4540)
     /// Names this run's users and riders apart from other runs'.
     public var runID: String = String(UUID().uuidString.prefix(6)).lowercased()
 

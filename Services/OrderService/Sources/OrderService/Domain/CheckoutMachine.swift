@@ -175,7 +175,7 @@ public struct CheckoutMachine: Sendable {
       ReservationRequest(
         orderId: order.orderId, hub: order.hub,
         lines: cart.lines.map { ReservationLine(sku: $0.sku, quantity: $0.quantity) },
-        correlationId: order.correlationID))
+        deliverTo: order.deliverTo, correlationId: order.correlationID))
   }
 
   private mutating func reserved(_ reply: ReservationReply, now: Date) -> CheckoutAction {
@@ -452,7 +452,7 @@ public struct CheckoutPolicy: Sendable {
   /// refusal, so they end the attempt. Any other is worth another try with the same key.
   public static let finalReservationRefusals: Set<String> = [
     "unknownHub", "unknownProduct", "invalidSKU", "invalidHubID", "invalidQuantity", "duplicateLine",
-    "invalidLineCount", "invalidOrderID",
+    "invalidLineCount", "invalidOrderID", "outsideDeliveryArea",
   ]
 
   /// How long a new (or just moved) order is left to the drive under way before recovery looks.

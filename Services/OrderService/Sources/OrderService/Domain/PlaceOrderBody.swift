@@ -70,7 +70,12 @@ public struct PlaceOrderBody: StrictBody, Codable, Hashable {
         .invalid, "invalidPaymentToken",
         "`payment.token` must be 1…\(Self.maximumTokenLength) bytes from the payment SDK")
     }
-    if let deliverTo, !deliverTo.isValid {
+    // Where the order goes is part of it: the hub checks it against its delivery area, and
+    // tracking shows it.
+    guard let deliverTo else {
+      throw OrderError(.invalid, "missingField", "`deliverTo` { lat, lng } is required")
+    }
+    guard deliverTo.isValid else {
       throw OrderError(
         .invalid, "invalidCoordinates", "`deliverTo` needs lat in −90…90 and lng in −180…180")
     }

@@ -173,6 +173,12 @@ public final class StockCommands: Sendable {
       if let late = ReservationRules.lateRequestReply(request, releaseReason: stored?.releaseReason) {
         return (late, movements)
       }
+      // A new order must go where the hub delivers; a hub without an area takes any point.
+      if stored == nil, let point = request.deliverTo,
+        let area = try store.deliveryArea(hub: request.hub, in: db), !area.contains(point)
+      {
+        return (.rejected(orderId: request.orderId, .outsideDeliveryArea(hub: request.hub)), movements)
+      }
       var stocks: [SKU: ProductStock] = [:]
       for sku in Set(request.lines.map(\.sku)).sorted() {
         stocks[sku] = try store.stock(hub: request.hub, sku: sku, in: db)

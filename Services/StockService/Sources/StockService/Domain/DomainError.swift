@@ -44,6 +44,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
   case unknownCategory(String)
   case invalidCategories(String)
   case invalidLayout(String)
+  case outsideDeliveryArea(hub: String)
   // State conflicts (409).
   case reservationConflict(orderId: String)
   case reservationReleased(orderId: String)
@@ -104,6 +105,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .unknownCategory: "unknownCategory"
     case .invalidCategories: "invalidCategories"
     case .invalidLayout: "invalidLayout"
+    case .outsideDeliveryArea: "outsideDeliveryArea"
     case .reservationConflict: "reservationConflict"
     case .reservationReleased: "reservationReleased"
     case .unknownHub: "unknownHub"
@@ -155,6 +157,7 @@ public enum DomainError: Error, Hashable, Sendable, CustomStringConvertible {
     case .unknownCategory(let id): "This hub has no category `\(Self.clip(id))`."
     case .invalidCategories(let why): "\(why)."
     case .invalidLayout(let why): "\(why)."
+    case .outsideDeliveryArea(let hub): "Hub \(Self.clip(hub)) does not deliver to `deliverTo`."
     case .reservationConflict(let orderId):
       "Order `\(orderId)` already holds a reservation with different lines."
     case .reservationReleased(let orderId):

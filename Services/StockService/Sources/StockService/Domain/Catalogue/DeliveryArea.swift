@@ -2,23 +2,6 @@ import Foundation
 import GrocerContracts
 import GrocerCore
 
-/// A position on the earth: longitude and latitude in degrees, in GeoJSON's order.
-public struct GeoPoint: Hashable, Sendable {
-  public var longitude: Double
-  public var latitude: Double
-
-  public init(longitude: Double, latitude: Double) {
-    self.longitude = longitude
-    self.latitude = latitude
-  }
-
-  /// Whether both lie in range (longitude −180…180, latitude −90…90) and are finite.
-  public var isValid: Bool {
-    longitude.isFinite && latitude.isFinite && (-180...180).contains(longitude)
-      && (-90...90).contains(latitude)
-  }
-}
-
 /// The area a hub delivers to: a GeoJSON `Polygon` or `MultiPolygon` (holes allowed), checked
 /// when staff set it. A point on a border counts as inside.
 public struct DeliveryArea: Hashable, Sendable {
@@ -61,7 +44,7 @@ public struct DeliveryArea: Hashable, Sendable {
   /// The area as GeoJSON (a `Polygon` when it has one polygon).
   public var geoJSON: JSONValue {
     func ring(_ points: [GeoPoint]) -> JSONValue {
-      .array(points.map { .array([.number($0.longitude), .number($0.latitude)]) })
+      .array(points.map { .array([.number($0.lng), .number($0.lat)]) })
     }
     let shapes = polygons.map { JSONValue.array($0.map(ring)) }
     return polygons.count == 1
@@ -83,16 +66,16 @@ public struct DeliveryArea: Hashable, Sendable {
     let corners = polygons.flatMap { $0[0].dropLast() }
     let count = Double(max(1, corners.count))
     return GeoPoint(
-      longitude: corners.map(\.longitude).reduce(0, +) / count,
-      latitude: corners.map(\.latitude).reduce(0, +) / count)
+      lat: corners.map(\.lat).reduce(0, +) / count,
+      lng: corners.map(\.lng).reduce(0, +) / count)
   }
 
   /// A distance to `point` good for comparing hubs (degrees, longitude shrunk by latitude).
   public func distance(to point: GeoPoint) -> Double {
     let centre = centre
-    let scale = cos(point.latitude * .pi / 180)
-    let dx = (centre.longitude - point.longitude) * scale
-    let dy = centre.latitude - point.latitude
+    let scale = cos(point.lat * .pi / 180)
+    let dx = (centre.lng - point.lng) * scale
+    let dy = centre.lat - point.lat
     return (dx * dx + dy * dy).squareRoot()
   }
 
@@ -133,7 +116,7 @@ public struct DeliveryArea: Hashable, Sendable {
     guard case .array(let numbers) = value, (2...3).contains(numbers.count),
       case .number(let longitude) = numbers[0], case .number(let latitude) = numbers[1]
     else { throw .invalidArea("`\(path)` must be [longitude, latitude]") }
-    let point = GeoPoint(longitude: longitude, latitude: latitude)
+    let point = GeoPoint(lat: latitude, lng: longitude)
     guard point.isValid else {
       throw .invalidArea("`\(path)` is out of range (longitude −180…180, latitude −90…90)")
     }
@@ -168,8 +151,8 @@ public struct DeliveryArea: Hashable, Sendable {
   // MARK: Plane geometry (longitude as x, latitude as y: areas are city-sized)
 
   private static func cross(_ o: GeoPoint, _ a: GeoPoint, _ b: GeoPoint) -> Double {
-    (a.longitude - o.longitude) * (b.latitude - o.latitude) - (a.latitude - o.latitude)
-      * (b.longitude - o.longitude)
+    (a.lng - o.lng) * (b.lat - o.lat) - (a.lat - o.lat)
+      * (b.lng - o.lng)
   }
 
   private static func collinear(_ a: GeoPoint, _ b: GeoPoint, _ c: GeoPoint) -> Bool {
@@ -178,10 +161,10 @@ public struct DeliveryArea: Hashable, Sendable {
 
   /// Whether `p`, collinear with `a`–`b`, lies on that segment.
   private static func onSegment(_ p: GeoPoint, _ a: GeoPoint, _ b: GeoPoint) -> Bool {
-    min(a.longitude, b.longitude) - 1e-12 <= p.longitude
-      && p.longitude <= max(a.longitude, b.longitude) + 1e-12
-      && min(a.latitude, b.latitude) - 1e-12 <= p.latitude
-      && p.latitude <= max(a.latitude, b.latitude) + 1e-12
+    min(a.lng, b.lng) - 1e-12 <= p.lng
+      && p.lng <= max(a.lng, b.lng) + 1e-12
+      && min(a.lat, b.lat) - 1e-12 <= p.lat
+      && p.lat <= max(a.lat, b.lat) + 1e-12
   }
 
   private static func segmentsMeet(_ a: GeoPoint, _ b: GeoPoint, _ c: GeoPoint, _ d: GeoPoint) -> Bool {
@@ -204,10 +187,10 @@ public struct DeliveryArea: Hashable, Sendable {
   private static func encloses(_ ring: [GeoPoint], _ point: GeoPoint) -> Bool {
     var inside = false
     for (a, b) in zip(ring, ring.dropFirst())
-    where (a.latitude > point.latitude) != (b.latitude > point.latitude) {
+    where (a.lat > point.lat) != (b.lat > point.lat) {
       let x =
-        a.longitude + (point.latitude - a.latitude) / (b.latitude - a.latitude) * (b.longitude - a.longitude)
-      if point.longitude < x { inside.toggle() }
+        a.lng + (point.lat - a.lat) / (b.lat - a.lat) * (b.lng - a.lng)
+      if point.lng < x { inside.toggle() }
     }
     return inside
   }

@@ -30,7 +30,7 @@ public struct DeliveryAreaAnswer: Encodable, Hashable, Sendable {
     case (nil, _), (_, nil): throw .invalidCoordinates("`lat` and `lng` come together, or neither")
     case (let latitude?, let longitude?):
       guard let lat = Double(latitude), let lng = Double(longitude),
-        case let point = GeoPoint(longitude: lng, latitude: lat), point.isValid
+        case let point = GeoPoint(lat: lat, lng: lng), point.isValid
       else {
         throw .invalidCoordinates("`lat` must be a number from −90 to 90 and `lng` from −180 to 180")
       }

@@ -17,6 +17,14 @@ extension StockStore {
     }
   }
 
+  /// `hub`'s area; nil when none was set.
+  func deliveryArea(hub: HubID, in db: any SQLConnection) throws -> DeliveryArea? {
+    try db.queryOne("SELECT area, priority FROM delivery_areas WHERE hub = ?", hub).map { row in
+      try DeliveryArea(
+        geoJSON: try JSON.decode(JSONValue.self, from: row.data(0)), priority: Int(try row.int64(1)))
+    }
+  }
+
   /// Creates or replaces `hub`'s area.
   func saveDeliveryArea(_ area: DeliveryArea, hub: HubID, at now: Date, in db: any SQLConnection) throws {
     try db.execute(

@@ -14,8 +14,7 @@ public struct DemoAssortment: Sendable {
   public var products: [Product]
   /// Counts per hub and SKU.
   public var counts: [HubID: [SKU: Int]]
-  /// Where each hub delivers: `h1` Mitte, `h2` Prenzlauer Berg and Friedrichshain (overlapping
-  /// `h1` a little), `h3` all of Berlin at a lower priority, for whatever the others leave.
+  /// Where each hub delivers (`demoAreas`).
   public var areas: [HubID: DeliveryArea] = Self.demoAreas()
   /// Every hub's category tree and home (`DemoCatalogue`).
   public var categories: CategoryTree = DemoCatalogue.tree
@@ -74,20 +73,24 @@ public struct DemoAssortment: Sendable {
     return DemoAssortment(hubs: hubs, products: products, counts: counts)
   }
 
+  /// Each hub's district, roughly: h1 Prenzlauer Berg, h2 Kreuzberg with Görlitzer Park left
+  /// out (a hole), h3 Friedrichshain. h1 and h3 overlap along Greifswalder Straße, where h1's
+  /// higher priority wins. The README journey's point (52.5155, 13.454) is h3's; Potsdam is
+  /// nobody's.
   static func demoAreas() -> [HubID: DeliveryArea] {
-    func rectangle(_ west: Double, _ south: Double, _ east: Double, _ north: Double, priority: Int = 0)
-      -> DeliveryArea
-    {
+    func ring(_ west: Double, _ south: Double, _ east: Double, _ north: Double) -> JSONValue {
       let corners = [(west, south), (east, south), (east, north), (west, north), (west, south)]
-      let ring = JSONValue.array(corners.map { .array([.number($0.0), .number($0.1)]) })
-      // The rectangles are valid by construction.
-      return try! DeliveryArea(
-        geoJSON: .object(["type": .string("Polygon"), "coordinates": .array([ring])]), priority: priority)
+      return .array(corners.map { .array([.number($0.0), .number($0.1)]) })
+    }
+    func polygon(_ rings: [JSONValue], priority: Int = 0) -> DeliveryArea {
+      // The rings are valid by construction.
+      try! DeliveryArea(
+        geoJSON: .object(["type": .string("Polygon"), "coordinates": .array(rings)]), priority: priority)
     }
     return [
-      "h1": rectangle(13.36, 52.50, 13.44, 52.55),
-      "h2": rectangle(13.40, 52.50, 13.48, 52.56),
-      "h3": rectangle(13.08, 52.33, 13.77, 52.68, priority: -1),
+      "h1": polygon([ring(13.39, 52.525, 13.46, 52.56)], priority: 1),
+      "h2": polygon([ring(13.36, 52.485, 13.45, 52.505), ring(13.432, 52.494, 13.442, 52.499)]),
+      "h3": polygon([ring(13.42, 52.50, 13.48, 52.53)]),
     ]
   }
 
