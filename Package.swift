@@ -214,7 +214,7 @@ let package = Package(
         "GrocerOps", "GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerAuth", "GrocerContracts",
         "GrocerTestSupport",
         "GrocerRuntime",
-        "GrocerFastPath", "GrocerStorage", "GrocerSQLite", "TrackingService", "APNsSimulator",
+        "GrocerFastPath", "GrocerStorage", "GrocerSQLite", "TrackingService", "APNsSimulator", "StockService",
       ],
       path: "Tests/GrocerOpsTests"),
     .testTarget(

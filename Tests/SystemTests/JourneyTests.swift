@@ -7,7 +7,9 @@ import GrocerTestSupport
 import Testing
 
 /// The journey SPEC.md promises, end to end through the gateway, with every service a real
-/// process on the real broker: a cart filled (three fast changes of one line), a count lowered by
+/// process on the real broker, starting where the app starts: the door's address resolved to
+/// its hub, the home that hub's staff arranged, a category page and the stock of what is on
+/// screen; then a cart filled (three fast changes of one line), a count lowered by
 /// staff so the cart shows `reduced`, a stale checkout refused, the right one placed, the cart
 /// emptied and the stock lowered, tracking from `placed` to `delivered` driven by the simulator,
 /// and the Live Activity's pushes recorded by the APNs simulator in order, ending with `end`.
@@ -30,9 +32,46 @@ import Testing
     await system.stop()
   }
 
+  /// Address → hub → home → a category page → stock for what is on screen, as the app does
+  /// before its cart.
+  private func browse(_ system: LocalSystem, _ customer: String) async throws {
+    let area = try await system.call("GET", "/v1/delivery-area?lat=52.5155&lng=13.454")
+    #expect(area.status == 200, "\(text(area.body))")
+    #expect(try object(area.body)["status"] as? String == "served")
+    #expect(try object(area.body)["hub"] as? String == hub)
+    let potsdam = try await system.call("GET", "/v1/delivery-area?lat=52.40&lng=13.06")
+    #expect(try object(potsdam.body)["status"] as? String == "outOfArea")
+
+    let home = try await system.call(
+      "GET", "/v1/hubs/\(hub)/home?sections=banners,categories,products,buyAgain", token: customer)
+    try #require(home.status == 200, "\(text(home.body))")
+    let sections = try #require(try object(home.body)["sections"] as? [[String: Any]])
+    #expect(
+      sections.map { $0["type"] as? String } == ["banners", "categories", "products", "products", "products"])
+    let tiles = try #require(
+      sections.first { $0["type"] as? String == "categories" }?["items"] as? [[String: Any]])
+    let category = try #require(tiles.first?["id"] as? String)
+    let image = try #require((tiles.first?["image"] as? [String: Any])?["url"] as? String)
+    let photo = try await system.call("GET", image)
+    #expect(
+      photo.status == 200 && photo.body.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(image): \(photo.status)")
+
+    let page = try await system.call("GET", "/v1/hubs/\(hub)/categories/\(category)/products?limit=20")
+    try #require(page.status == 200, "\(text(page.body))")
+    let items = try #require(try object(page.body)["items"] as? [[String: Any]])
+    #expect(items.count == 20)
+    #expect(try object(page.body)["nextCursor"] as? String != nil)
+    let skus = items.compactMap { $0["sku"] as? String }
+    let stock = try await system.call("GET", "/v1/hubs/\(hub)/stock?ids=\(skus.joined(separator: ","))")
+    #expect(stock.status == 200)
+    #expect((try object(stock.body)["stock"] as? [String: Int])?.count == skus.count)
+  }
+
   private func journey(_ system: LocalSystem) async throws {
     let customer = system.token("e2e-\(UUID().uuidString.prefix(6))")
     let staff = system.token("e2e-staff", role: .staff, hubs: [hub])
+
+    try await browse(system, customer)
 
     // Known counts to start from.
     for sku in [first, second] {

@@ -211,6 +211,8 @@ final class LocalSystem: @unchecked Sendable {
     var gatewayEnvironment = [
       "GROCER_VAR_DIR": directory.appendingPathComponent("var").path, "GROCER_GATEWAY_PORT": "\(gatewayPort)",
       "GROCER_DB": options.engine.rawValue, "GROCER_REPLICAS": "\(options.replicas)",
+      // The debug build's stock-service draws the demo images the gateway serves.
+      "GROCER_BIN_DIR": TestBroker.repositoryRoot.appendingPathComponent(".build/debug").path,
     ]
     if let limit = options.gatewayRateLimit {
       gatewayEnvironment["GROCER_GATEWAY_RATE_LIMIT"] = "\(limit.perSecond)"

@@ -14,6 +14,7 @@ public enum GrocerCommand: Sendable {
   case deadLetters(DeadLettersCommand)
   case republish(RepublishCommand)
   case parking(ParkingCommand)
+  case area(AreaCommand)
   case simulate(TrackingSimulator.Options)
   case loadPush(PushLoadTool.Options)
   case seedTrackingBench(BenchSeed.Options)
@@ -70,6 +71,8 @@ public enum GrocerCommand: Sendable {
       return .republish(try RepublishCommand.parse(rest))
     case "parking":
       return .parking(try ParkingCommand.parse(rest))
+    case "area":
+      return .area(try AreaCommand.parse(rest, settings: settings))
     case "simulate":
       do {
         return .simulate(try SimulatorCommand.parse(rest, settings: settings))
@@ -139,6 +142,8 @@ public enum GrocerCommand: Sendable {
       try await command.run(environment, console: console)
     case .parking(let command):
       try await command.run(environment, console: console)
+    case .area(let command):
+      try await command.run(console: console)
     case .simulate(let options):
       console.err("simulating \(options.orders) orders at \(options.baseURL) (speed-up \(options.speedup))…")
       let report = await TrackingSimulator(options: options, logger: environment.logger).run()

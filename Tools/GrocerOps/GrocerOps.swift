@@ -24,6 +24,9 @@ public enum GrocerOps {
                                   (routing key = their type), then remove them from the parking queue
       parking migrate             replace older builds' classic parking queues with quorum ones,
                                   keeping their messages
+      area set <hub> <file.geojson> [--priority N]
+                                  set a hub's delivery area from a GeoJSON Polygon or MultiPolygon
+      area which <lat> <lng>      print the hub that delivers to a point (or outOfArea)
       simulate [--orders N] [--speedup F] [--hub ID] [--sku SKU] [--quantity N] [--base-url URL]
                                   drive orders from placed to delivered through the gateway
       load push [--orders N] [--rate N] [--seconds N] [--budget N] [--chart FILE]
@@ -158,7 +161,10 @@ struct ParsedArguments {
   {
     var rest = arguments[...]
     while let argument = rest.popFirst() {
-      guard argument.hasPrefix("--") || (argument.hasPrefix("-") && argument.count > 1) else {
+      // A negative number (a longitude west of Greenwich) is a value, not an option.
+      guard
+        argument.hasPrefix("--") || (argument.hasPrefix("-") && argument.count > 1 && Double(argument) == nil)
+      else {
         positional.append(argument)
         continue
       }

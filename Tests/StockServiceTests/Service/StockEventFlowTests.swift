@@ -86,6 +86,51 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
     }
   }
 
+  @Test func catalogueChangesOnOneReplicaReachTheOtherReplicasScreensAtOnce() async throws {
+    let writer = try StockFixture()
+    let reader = try StockFixture(
+      dataDirectory: writer.configuration.dataDirectory, sharing: writer.location,
+      serviceName: writer.configuration.serviceName, clock: writer.clock)
+    try await writer.start()
+    try await reader.start()
+    try await withCleanup({
+      await writer.stop(); await reader.stop()
+    }) {
+      try await writer.waitUntilReady()
+      try await reader.waitUntilReady()
+      // The reader keeps h1's screens in memory (for minutes by its clock)...
+      let home = await reader.client.get("/v1/hubs/h1/home")
+      #expect(home.status == 200 && home.bodyString.contains(#""id":"offers""#))
+      let layout = HomeLayoutBody(sections: [HomeSection(id: "only", type: .categories)])
+      #expect(
+        try await writer.client.put("/v1/hubs/h1/home", json: layout, headers: writer.staff()).status == 200)
+      // ...until catalogue.changed drops them: the new layout shows at once.
+      let arranged = await eventually {
+        let now = await reader.client.get("/v1/hubs/h1/home")
+        return now.bodyString.contains(#""id":"only""#) && !now.bodyString.contains(#""id":"offers""#)
+      }
+      #expect(arranged, "the reader still serves the old home")
+
+      // A product renamed on the writer is renamed on the reader's category page.
+      let product = writer.demo.products.first { $0.category != nil }!
+      let page = "/v1/hubs/h1/categories/\(product.category!)/products?limit=50"
+      #expect(await reader.client.get(page).bodyString.contains(product.name))
+      let renamed = ProductUpsert(
+        name: "Umbenannt \(product.sku)", price: product.price, deposit: product.deposit,
+        unitPrice: product.unitPrice,
+        brand: product.brand, category: product.category, image: product.image)
+      #expect(
+        try await writer.client.put(
+          "/v1/hubs/h1/products/\(product.sku)", json: renamed, headers: writer.staff()
+        )
+        .status == 200)
+      let seen = await eventually {
+        await reader.client.get(page).bodyString.contains("Umbenannt \(product.sku)")
+      }
+      #expect(seen, "the reader's page still shows the old name")
+    }
+  }
+
   @Test func aReservationHoldsStockUntilTheOrderIsConfirmed() async throws {
     let fixture = try StockFixture()
     try await fixture.start()
