@@ -143,18 +143,23 @@ import Testing
     }
     let client = AMQPRPCClient(
       configuration: TestCluster.configuration("grocer-cluster-rpc-client"), logger: Self.logger)
-    /// Asks until answered (as the checkout does: again once reconnected); returns the answer
-    /// and how many times it asked.
+    /// Asks until answered or 30 s have passed (as the checkout does: again once reconnected,
+    /// 250 ms after a failure, so a question refused at once while the loss is being noticed
+    /// does not use up its tries); returns the answer and how many times it asked.
     @Sendable func ask(_ question: String) async -> (String, Int) {
-      for attempt in 1...10 {
+      let deadline = ContinuousClock.now + .seconds(30)
+      var attempt = 0
+      while ContinuousClock.now < deadline {
+        attempt += 1
         _ = await client.waitUntilConnected(timeout: .seconds(10))
         if let answer = try? await client.request(
           routingKey: queue, body: Data(question.utf8), timeout: .seconds(3))
         {
           return (String(decoding: answer, as: UTF8.self), attempt)
         }
+        try? await Task.sleep(for: .milliseconds(250))
       }
-      return ("", 10)
+      return ("", attempt)
     }
     try await withCleanup({
       await client.shutdown()

@@ -29,7 +29,7 @@ public enum GrocerCommand: Sendable {
 
   public static let loadUsage = """
     usage: grocer load push [--orders N] [--rate N] [--seconds N] [--budget N] [--chart FILE]
-           grocer load stock|cart|order|tracking|outbox-relay|push-bench
+           grocer load stock|cart|order|tracking|outbox-relay|push-bench|catalogue
 
     push: the push load tool: a NotifyGateway with its APNs simulator in
     this process, fed through the broker; --orders activities (2000), --rate tracking.updated per
@@ -183,6 +183,7 @@ public struct BenchmarkCommand: Sendable, Hashable {
     case "tracking": folder = "tracking"
     case "outbox", "outbox-relay": folder = "outbox-relay"
     case "push-bench": folder = "push"
+    case "catalogue", "screens": folder = "catalogue"
     default: return nil
     }
   }

@@ -33,7 +33,7 @@ public enum GrocerOps {
                                   the push load tool (a NotifyGateway in this process, real broker)
       seed-bench tracking --orders N [--hub ID] [--prefix P]
                                   create N synthetic tracked orders in GROCER_DATA_DIR (Benchmarks/tracking)
-      load stock|cart|order|tracking|outbox-relay|push-bench
+      load stock|cart|order|tracking|outbox-relay|push-bench|catalogue
                                   print how to run that benchmark (Benchmarks/)
       help                        this text
 

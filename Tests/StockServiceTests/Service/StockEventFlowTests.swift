@@ -128,6 +128,18 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
         await reader.client.get(page).bodyString.contains("Umbenannt \(product.sku)")
       }
       #expect(seen, "the reader's page still shows the old name")
+
+      // A new delivery area set on the writer resolves addresses on the reader.
+      let lisbon = "/v1/delivery-area?lat=38.75&lng=-9.15"
+      #expect(await reader.client.get(lisbon).bodyString.contains("outOfArea"))
+      let square =
+        #"{"area":{"type":"Polygon","coordinates":[[[-9.2,38.7],[-9.1,38.7],[-9.1,38.8],[-9.2,38.8],[-9.2,38.7]]]}}"#
+      let set = await writer.client.send(
+        "PUT", "/v1/hubs/h2/delivery-area",
+        headers: writer.staff(["h2"]).merging(["Content-Type": "application/json"]) { $1 }, body: square)
+      #expect(set.status == 200, "\(set.bodyString)")
+      let served = await eventually { await reader.client.get(lisbon).bodyString.contains(#""hub":"h2""#) }
+      #expect(served, "the reader still resolves with the old areas")
     }
   }
 

@@ -31,7 +31,7 @@ struct StockController: Sendable {
       Route("POST", "/v1/hubs/{hub}/stock/{sku}/adjustments", auth: .roles([.staff]), postAdjustment),
       Route("GET", "/v1/hubs/{hub}", getHub),
       Route("PUT", "/v1/hubs/{hub}", auth: .roles([.staff]), putHub),
-      Route("GET", "/v1/delivery-area", deliveryArea),
+      Route("GET", "/v1/delivery-area", deliveryArea).answeringFromMemory(deliveryAreaFromMemory),
       Route("PUT", "/v1/hubs/{hub}/delivery-area", auth: .roles([.staff]), putDeliveryArea),
     ] + catalogueRoutes
   }

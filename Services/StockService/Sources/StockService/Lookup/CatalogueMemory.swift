@@ -2,17 +2,23 @@ import Foundation
 import GrocerContracts
 import Synchronization
 
-/// Each hub's catalogue snapshot, kept so the tree, its pages and the home are answered from
-/// memory.
+/// Each hub's catalogue snapshot and every hub's delivery area, kept so the tree, its pages, the
+/// home and the address lookup are answered from memory.
 ///
-/// A snapshot is dropped by `invalidate` (this replica's own catalogue writes, and the
+/// A hub's snapshot is dropped by `invalidate` (this replica's own catalogue writes, and the
 /// `catalogue.changed` and `hub.changed` events of every replica's), by `removeAll` (after a
 /// broker reconnect, when events may have been missed) and after `maximumAge`, which lets
-/// popularity, which moves with every order and raises no event, reach the home's rows. A build
-/// that began before an invalidation of its hub is not kept, so an older catalogue never
-/// replaces a newer one.
+/// popularity, which moves with every order and raises no event, reach the home's rows. The
+/// areas are dropped by any invalidation. A build that began before an invalidation that
+/// concerns it is not kept, so an older catalogue never replaces a newer one.
 public final class CatalogueMemory: Sendable {
   public let maximumAge: TimeInterval
+
+  /// Taken before a build reads the database, handed back to `keep`.
+  public struct Generation: Hashable, Sendable {
+    fileprivate var all: UInt64
+    fileprivate var hub: UInt64
+  }
 
   private struct Kept {
     var snapshot: CatalogueSnapshot
@@ -21,9 +27,15 @@ public final class CatalogueMemory: Sendable {
 
   private struct State {
     var kept: [HubID: Kept] = [:]
-    /// Raised by every invalidation of a hub (and of all of them).
-    var generations: [HubID: UInt64] = [:]
-    var everyHub: UInt64 = 0
+    var areas: [HubID: DeliveryArea]?
+    /// Raised by `removeAll`.
+    var all: UInt64 = 0
+    /// Raised by each invalidation of a hub.
+    var hubs: [HubID: UInt64] = [:]
+    /// Raised by every invalidation and `removeAll`: the areas' generation.
+    var any: UInt64 = 0
+
+    func generation(_ hub: HubID) -> Generation { Generation(all: all, hub: hubs[hub] ?? 0) }
   }
 
   private let state = Mutex(State())
@@ -40,31 +52,46 @@ public final class CatalogueMemory: Sendable {
     }
   }
 
-  /// What a build must pass to `keep`: read before the build's database read.
-  public func generation(hub: HubID) -> UInt64 {
-    state.withLock { $0.everyHub &+ ($0.generations[hub] ?? 0) }
-  }
+  public func generation(hub: HubID) -> Generation { state.withLock { $0.generation(hub) } }
 
   /// Keeps `snapshot` unless its hub was invalidated since `generation` was taken.
-  public func keep(_ snapshot: CatalogueSnapshot, generation: UInt64, builtAt: Date) {
+  public func keep(_ snapshot: CatalogueSnapshot, generation: Generation, builtAt: Date) {
     let hub = snapshot.hub.id
     state.withLock { state in
-      guard state.everyHub &+ (state.generations[hub] ?? 0) == generation else { return }
+      guard state.generation(hub) == generation else { return }
       state.kept[hub] = Kept(snapshot: snapshot, builtAt: builtAt.timeIntervalSinceReferenceDate)
+    }
+  }
+
+  /// Every hub's delivery area, when kept.
+  public var areas: [HubID: DeliveryArea]? { state.withLock { $0.areas } }
+
+  /// What a read of every area must pass to `keep(areas:)`: taken before the database read.
+  public var areasGeneration: UInt64 { state.withLock { $0.any } }
+
+  /// Keeps `areas` unless any hub was invalidated since `generation` was taken.
+  public func keep(areas: [HubID: DeliveryArea], generation: UInt64) {
+    state.withLock { state in
+      guard state.any == generation else { return }
+      state.areas = areas
     }
   }
 
   public func invalidate(hub: HubID) {
     state.withLock { state in
       state.kept[hub] = nil
-      state.generations[hub, default: 0] &+= 1
+      state.areas = nil
+      state.hubs[hub, default: 0] &+= 1
+      state.any &+= 1
     }
   }
 
   public func removeAll() {
     state.withLock { state in
       state.kept = [:]
-      state.everyHub &+= 1
+      state.areas = nil
+      state.all &+= 1
+      state.any &+= 1
     }
   }
 }

@@ -76,6 +76,17 @@ extension StockCommands {
     try publishCatalogueChange(hub: hub, version: layout.version + 1, correlationID, at: now, db)
   }
 
+  /// Raises `hub`'s catalogue version with its `catalogue.changed`, for a change stored apart
+  /// from the tree and home (its delivery area).
+  func raiseCatalogueVersion(hub: HubID, _ correlationID: String?, at now: Date, _ db: any SQLConnection)
+    throws
+  {
+    let layout = try store.catalogueLayout(hub: hub, in: db)
+    try store.saveCatalogueLayout(
+      hub: hub, tree: layout.tree, home: layout.home, version: layout.version + 1, at: now, in: db)
+    try publishCatalogueChange(hub: hub, version: layout.version + 1, correlationID, at: now, db)
+  }
+
   private func publishCatalogueChange(
     hub: HubID, version: Int64, _ correlationID: String?, at now: Date, _ db: any SQLConnection
   ) throws {

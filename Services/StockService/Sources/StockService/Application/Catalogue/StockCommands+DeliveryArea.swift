@@ -4,17 +4,20 @@ import GrocerCore
 
 /// Delivery areas: staff set a hub's, and a point is resolved to the hub that serves it.
 extension StockCommands {
-  /// Sets `hub`'s delivery area; nil when there is no such hub.
-  public func setDeliveryArea(hub: HubID, _ area: DeliveryArea) throws -> DeliveryArea? {
-    try store.database.write { db -> DeliveryArea? in
+  /// Sets `hub`'s delivery area; nil when there is no such hub. Publishes `catalogue.changed`,
+  /// so every replica resolves addresses with it at once.
+  public func setDeliveryArea(hub: HubID, _ area: DeliveryArea, correlationID: String?) throws
+    -> DeliveryArea?
+  {
+    try store.database.writeLockingRows { db -> DeliveryArea? in
       guard try store.hubExists(hub, in: db) else { return nil }
-      try store.saveDeliveryArea(area, hub: hub, at: clock.now(), in: db)
+      let now = clock.now()
+      try store.saveDeliveryArea(area, hub: hub, at: now, in: db)
+      try raiseCatalogueVersion(hub: hub, correlationID, at: now, db)
       return area
     }
   }
 
-  /// The hub whose area holds `point` (`DeliveryAreaRules`); nil when none does.
-  public func hub(serving point: GeoPoint) throws -> HubID? {
-    DeliveryAreaRules.hub(serving: point, among: try store.deliveryAreas())
-  }
+  /// Every hub's delivery area, for resolving addresses (`DeliveryAreaRules`).
+  public func deliveryAreas() throws -> [HubID: DeliveryArea] { try store.deliveryAreas() }
 }

@@ -6,7 +6,18 @@ import GrocerHTTP
 /// Address to hub: `GET /v1/delivery-area?lat=&lng=` for the app, `PUT
 /// /v1/hubs/{hub}/delivery-area` for staff. The point is only compared, never logged or kept.
 extension StockController {
+  /// Answers from the areas in memory; nil leaves the request to `deliveryArea`.
+  @Sendable func deliveryAreaFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    guard let areas = catalogue.areas else { return nil }
+    return try deliveryArea(request, among: areas)
+  }
+
   @Sendable func deliveryArea(_ request: HTTPRequest) async throws -> HTTPResponse {
+    try deliveryArea(request, among: try await deliveryAreas())
+  }
+
+  private func deliveryArea(_ request: HTTPRequest, among areas: [HubID: DeliveryArea]) throws -> HTTPResponse
+  {
     let point: GeoPoint?
     do {
       point = try DeliveryAreaAnswer.point(
@@ -16,7 +27,7 @@ extension StockController {
     }
     let answer: DeliveryAreaAnswer
     if let point {
-      let hub = try await stored { try $0.hub(serving: point) }
+      let hub = DeliveryAreaRules.hub(serving: point, among: areas)
       answer = DeliveryAreaAnswer(status: hub == nil ? .outOfArea : .served, hub: hub)
     } else {
       answer = DeliveryAreaAnswer(status: .browsing, hub: defaultHub)
@@ -31,10 +42,24 @@ extension StockController {
     let body = try request.decodeStrict(DeliveryAreaBody.self)
     let area: DeliveryArea
     do { area = try body.validate() } catch { throw error.httpError }
-    guard try await stored({ try $0.setDeliveryArea(hub: hub, area) }) != nil else {
+    let correlationID = request.requestID
+    guard try await stored({ try $0.setDeliveryArea(hub: hub, area, correlationID: correlationID) }) != nil
+    else {
       throw Self.unknownHub(hub)
     }
+    catalogue.invalidate(hub: hub)
     return try .json(status: 200, value: DeliveryAreaView(hub: hub, area: area))
+  }
+}
+
+extension StockController {
+  /// Every hub's area from memory, or read and kept.
+  func deliveryAreas() async throws -> [HubID: DeliveryArea] {
+    if let areas = catalogue.areas { return areas }
+    let generation = catalogue.areasGeneration
+    let areas = try await stored { try $0.deliveryAreas() }
+    catalogue.keep(areas: areas, generation: generation)
+    return areas
   }
 }
 
