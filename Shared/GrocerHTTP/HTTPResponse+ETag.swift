@@ -6,7 +6,13 @@ extension HTTPResponse {
   public static func cacheable(_ body: [UInt8], cacheControl: String, for request: HTTPRequest)
     -> HTTPResponse
   {
-    let tag = entityTag(of: body)
+    cacheable(body, tag: entityTag(of: body), cacheControl: cacheControl, for: request)
+  }
+
+  /// The same with the body's tag made before (a reply kept in memory keeps its tag).
+  public static func cacheable(_ body: [UInt8], tag: String, cacheControl: String, for request: HTTPRequest)
+    -> HTTPResponse
+  {
     var headers = HTTPHeaders()
     headers.add("Cache-Control", cacheControl)
     headers.add("ETag", tag)

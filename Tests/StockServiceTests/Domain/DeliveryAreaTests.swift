@@ -128,4 +128,13 @@ import Testing
     #expect(DeliveryAreaRules.hub(serving: GeoPoint(lat: 0, lng: 0), among: ["h1": wide]) == nil)
     #expect(DeliveryAreaRules.hub(serving: point, among: [:]) == nil)
   }
+
+  @Test func anAnswerIsWrittenByHandAsTheEncoderWritesIt() throws {
+    for answer in [
+      DeliveryAreaAnswer(status: .served, hub: "h3"), DeliveryAreaAnswer(status: .outOfArea, hub: nil),
+      DeliveryAreaAnswer(status: .browsing, hub: "h1"),
+    ] {
+      #expect(answer.json == Array(try JSON.encode(answer)))
+    }
+  }
 }

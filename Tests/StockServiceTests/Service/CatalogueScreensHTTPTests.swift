@@ -282,6 +282,21 @@ import Testing
     #expect(try problem(await fixture.client.get("/v1/hubs/h9/home")).code == "unknownHub")
   }
 
+  @Test func aKeptHomeShowsTheHubClosingWhenItCloses() async throws {
+    let fixture = try Self.fixture()
+    // h1 is open 07:00-23:00 in Berlin: from noon, a minute at a time, until it closes.
+    fixture.clock.set(date("2026-12-07T11:00:00Z"))
+    let open = try (await fixture.client.get("/v1/hubs/h1/home")).json(as: Home.self)
+    #expect(open.hours.isOpen)
+    let closesAt = try #require(open.hours.closesAt)
+    fixture.clock.set(closesAt - 30)
+    #expect(try (await fixture.client.get("/v1/hubs/h1/home")).json(as: Home.self).hours.isOpen)
+    fixture.clock.set(closesAt + 1)
+    let closed = try (await fixture.client.get("/v1/hubs/h1/home")).json(as: Home.self)
+    #expect(!closed.hours.isOpen && closed.hours.opensAt != nil)
+    #expect(closed.sections.count == open.sections.count)
+  }
+
   @Test func buyAgainIsTheSignedInCustomersMostOrderedProducts() async throws {
     let fixture = try Self.fixture()
     let skus = Array(fixture.demo.products.map(\.sku).prefix(3))

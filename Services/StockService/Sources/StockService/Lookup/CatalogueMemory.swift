@@ -20,9 +20,23 @@ public final class CatalogueMemory: Sendable {
     fileprivate var hub: UInt64
   }
 
+  /// A whole reply written from a snapshot, kept with its tag until `validUntil` (a home's
+  /// opening hours change its body at the hub's next opening or closing).
+  public struct Reply: Sendable {
+    public var body: [UInt8]
+    public var tag: String
+    public var validUntil: Date
+  }
+
+  /// Replies kept per hub at most: a page is asked for by cursor and limit, so their number is
+  /// bounded by the catalogue, but not small.
+  public static let maximumReplies = 4096
+
   private struct Kept {
     var snapshot: CatalogueSnapshot
     var builtAt: TimeInterval
+    /// Whole replies written from `snapshot`, by path and query; they go with it.
+    var replies: [String: Reply] = [:]
   }
 
   private struct State {
@@ -49,6 +63,26 @@ public final class CatalogueMemory: Sendable {
         return nil
       }
       return kept.snapshot
+    }
+  }
+
+  /// A reply written from `hub`'s kept snapshot for `key`, while both are current at `now`.
+  public func reply(hub: HubID, key: String, now: Date) -> Reply? {
+    state.withLock { state in
+      guard let kept = state.kept[hub], now.timeIntervalSinceReferenceDate - kept.builtAt < maximumAge,
+        let reply = kept.replies[key], now < reply.validUntil
+      else { return nil }
+      return reply
+    }
+  }
+
+  /// Keeps `reply` for `key` if `snapshot`, which it was written from, is still `hub`'s.
+  public func keep(_ reply: Reply, hub: HubID, key: String, from snapshot: CatalogueSnapshot) {
+    state.withLock { state in
+      guard let kept = state.kept[hub], kept.snapshot === snapshot,
+        kept.replies.count < Self.maximumReplies || kept.replies[key] != nil
+      else { return }
+      state.kept[hub]?.replies[key] = reply
     }
   }
 

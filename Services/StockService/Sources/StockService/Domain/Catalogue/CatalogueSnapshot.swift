@@ -121,10 +121,15 @@ public final class CatalogueSnapshot: Sendable {
   /// is left out when none of them is in the assortment, as is every other section with nothing
   /// left to show.
   public func home(accepting accepted: Set<HomeSectionType>, buyAgain: [SKU]?, now: Date) -> [UInt8] {
+    home(accepting: accepted, buyAgain: buyAgain, hours: hub.hours.status(at: now))
+  }
+
+  /// The same with the hub's `hours` at the time asked, worked out by the caller.
+  public func home(accepting accepted: Set<HomeSectionType>, buyAgain: [SKU]?, hours: HoursStatus) -> [UInt8]
+  {
     var json = JSONBytes(capacity: 16_384)
     json.beginObject()
     json.key("hours")
-    let hours = hub.hours.status(at: now)
     json.beginObject()
     json.key("closesAt")
     if let closesAt = hours.closesAt { json.date(closesAt) } else { json.null() }

@@ -9,6 +9,19 @@ public struct DeliveryArea: Hashable, Sendable {
   public var polygons: [[[GeoPoint]]]
   /// Where areas overlap, the higher priority wins (then the nearer hub).
   public var priority: Int
+  /// The smallest box around every polygon: a point outside it is outside without looking at an
+  /// edge, which is most points for most hubs.
+  private var bounds = Bounds(south: 0, west: 0, north: 0, east: 0)
+
+  private struct Bounds: Hashable, Sendable {
+    var south, west, north, east: Double
+
+    /// With the border test's tolerance.
+    func contains(_ point: GeoPoint) -> Bool {
+      point.lat >= south - 1e-12 && point.lat <= north + 1e-12 && point.lng >= west - 1e-12
+        && point.lng <= east + 1e-12
+    }
+  }
 
   public static let priorityRange = -1_000_000...1_000_000
   /// Enough for any real district, small enough that a lookup stays cheap.
@@ -39,6 +52,11 @@ public struct DeliveryArea: Hashable, Sendable {
       throw .invalidArea("`area` has more than \(Self.maximumPoints) positions")
     }
     self.priority = priority
+    let outer = polygons.flatMap { $0[0] }
+    bounds = Bounds(
+      south: outer.map(\.lat).min() ?? 0, west: outer.map(\.lng).min() ?? 0,
+      north: outer.map(\.lat).max() ?? 0,
+      east: outer.map(\.lng).max() ?? 0)
   }
 
   /// The area as GeoJSON (a `Polygon` when it has one polygon).
@@ -54,7 +72,8 @@ public struct DeliveryArea: Hashable, Sendable {
 
   /// Whether `point` is inside (a border counts as inside, a hole's too).
   public func contains(_ point: GeoPoint) -> Bool {
-    polygons.contains { rings in
+    guard bounds.contains(point) else { return false }
+    return polygons.contains { rings in
       if rings.contains(where: { Self.onBorder(point, $0) }) { return true }
       guard Self.encloses(rings[0], point) else { return false }
       return !rings.dropFirst().contains { Self.encloses($0, point) }

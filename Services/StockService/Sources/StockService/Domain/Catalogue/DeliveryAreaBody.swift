@@ -23,6 +23,21 @@ public struct DeliveryAreaAnswer: Encodable, Hashable, Sendable {
   public var status: Status
   public var hub: HubID?
 
+  /// `{"hub":…,"status":…}` written by hand (keys sorted, no hub when there is none), as
+  /// `JSONEncoder` writes it: one per address lookup.
+  public var json: [UInt8] {
+    var json = JSONBytes(capacity: 48)
+    json.beginObject()
+    if let hub {
+      json.key("hub")
+      json.string(hub)
+    }
+    json.key("status")
+    json.string(status.rawValue)
+    json.endObject()
+    return json.bytes
+  }
+
   /// Reads `lat` and `lng` (both or neither; decimal degrees in range).
   public static func point(latitude: String?, longitude: String?) throws(DomainError) -> GeoPoint? {
     switch (latitude, longitude) {

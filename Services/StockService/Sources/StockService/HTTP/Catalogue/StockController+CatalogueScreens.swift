@@ -25,15 +25,18 @@ extension StockController {
   // MARK: Category tree
 
   @Sendable func categoriesFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    if let reply = try remembered(request, key: "tree", cacheControl: Self.sharedCaching) { return reply }
     guard let snapshot = catalogue.snapshot(hub: try request.hubParameter(), now: clock.now()) else {
       return nil
     }
-    return .cacheable(snapshot.categoriesReply, cacheControl: Self.sharedCaching, for: request)
+    return answer(
+      snapshot.categoriesReply, from: snapshot, key: "tree", cacheControl: Self.sharedCaching, request)
   }
 
   @Sendable func categories(_ request: HTTPRequest) async throws -> HTTPResponse {
     let snapshot = try await catalogueSnapshot(try request.hubParameter())
-    return .cacheable(snapshot.categoriesReply, cacheControl: Self.sharedCaching, for: request)
+    return answer(
+      snapshot.categoriesReply, from: snapshot, key: "tree", cacheControl: Self.sharedCaching, request)
   }
 
   @Sendable func putCategories(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -54,11 +57,17 @@ extension StockController {
   // MARK: Category pages
 
   @Sendable func categoryPageFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
+    if let reply = try remembered(request, key: Self.pageKey(request), cacheControl: Self.sharedCaching) {
+      return reply
+    }
     guard let snapshot = catalogue.snapshot(hub: try request.hubParameter(), now: clock.now()) else {
       return nil
     }
     return try categoryPage(request, in: snapshot)
   }
+
+  /// A page's reply is kept under its path and query: the same bytes ask for the same page.
+  private static func pageKey(_ request: HTTPRequest) -> String { request.rawPath + "?" + request.rawQuery }
 
   @Sendable func categoryPage(_ request: HTTPRequest) async throws -> HTTPResponse {
     try categoryPage(request, in: try await catalogueSnapshot(try request.hubParameter()))
@@ -83,23 +92,23 @@ extension StockController {
       throw HTTPError.notFound(code: "unknownCategory", detail: "hub \(hub) has no category \(category)")
     }
     let next = page.next.map { cursors.encode(PageCursor(hub: hub, list: list, position: $0)) }
-    return .cacheable(
-      snapshot.pageReply(category: category, items: page.items, nextCursor: next),
-      cacheControl: Self.sharedCaching,
-      for: request)
+    return answer(
+      snapshot.pageReply(category: category, items: page.items, nextCursor: next), from: snapshot,
+      key: Self.pageKey(request), cacheControl: Self.sharedCaching, request)
   }
 
   // MARK: Home
 
   @Sendable func homeFromMemory(_ request: inout HTTPRequest) throws -> HTTPResponse? {
-    let hub = try request.hubParameter()
     let accepted = HomeSectionType.accepted(request.query["sections"])
     // A signed-in caller's buy again is read from the database, off this thread.
     if request.principal != nil && accepted.contains(.buyAgain) { return nil }
-    guard let snapshot = catalogue.snapshot(hub: hub, now: clock.now()) else { return nil }
-    return .cacheable(
-      snapshot.home(accepting: accepted, buyAgain: nil, now: clock.now()), cacheControl: Self.personalCaching,
-      for: request)
+    let key = "home?" + request.rawQuery
+    if let reply = try remembered(request, key: key, cacheControl: Self.personalCaching) { return reply }
+    guard let snapshot = catalogue.snapshot(hub: try request.hubParameter(), now: clock.now()) else {
+      return nil
+    }
+    return homeReply(request, snapshot: snapshot, accepted: accepted, buyAgain: nil, key: key)
   }
 
   @Sendable func home(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -113,10 +122,23 @@ extension StockController {
       // Read a few more than shown: some may have left the assortment since.
       buyAgain = try await stored { try $0.buyAgain(hub: hub, user: user, limit: limit * 2) }
     }
-    return .cacheable(
-      snapshot.home(accepting: accepted, buyAgain: buyAgain, now: clock.now()),
-      cacheControl: Self.personalCaching,
-      for: request)
+    return homeReply(
+      request, snapshot: snapshot, accepted: accepted, buyAgain: buyAgain,
+      key: buyAgain == nil ? "home?" + request.rawQuery : nil)
+  }
+
+  /// The home's reply. One without buy again is the same for everyone who asked alike: it is
+  /// kept until the hub next opens or closes (which changes its `hours`), at most a minute.
+  private func homeReply(
+    _ request: HTTPRequest, snapshot: CatalogueSnapshot, accepted: Set<HomeSectionType>, buyAgain: [SKU]?,
+    key: String?
+  ) -> HTTPResponse {
+    let now = clock.now()
+    let hours = snapshot.hub.hours.status(at: now)
+    let change = (hours.isOpen ? hours.closesAt : hours.opensAt) ?? now + 60
+    return answer(
+      snapshot.home(accepting: accepted, buyAgain: buyAgain, hours: hours), from: snapshot, key: key,
+      validUntil: min(change, now + 60), cacheControl: Self.personalCaching, request)
   }
 
   @Sendable func putHome(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -181,7 +203,30 @@ extension StockController {
     return .cacheable(json.bytes, cacheControl: Self.sharedCaching, for: request)
   }
 
-  // MARK: Snapshots
+  // MARK: Snapshots and the replies kept with them
+
+  /// A reply kept for `key` with the hub's current snapshot, or nil.
+  private func remembered(_ request: HTTPRequest, key: String, cacheControl: String) throws -> HTTPResponse? {
+    guard let reply = catalogue.reply(hub: try request.hubParameter(), key: key, now: clock.now()) else {
+      return nil
+    }
+    return .cacheable(reply.body, tag: reply.tag, cacheControl: cacheControl, for: request)
+  }
+
+  /// Answers `body` with its tag, keeping both under `key` (when given) while `snapshot` is the
+  /// hub's and until `validUntil`.
+  private func answer(
+    _ body: [UInt8], from snapshot: CatalogueSnapshot, key: String?, validUntil: Date = .distantFuture,
+    cacheControl: String, _ request: HTTPRequest
+  ) -> HTTPResponse {
+    let tag = HTTPResponse.entityTag(of: body)
+    if let key {
+      catalogue.keep(
+        CatalogueMemory.Reply(body: body, tag: tag, validUntil: validUntil), hub: snapshot.hub.id, key: key,
+        from: snapshot)
+    }
+    return .cacheable(body, tag: tag, cacheControl: cacheControl, for: request)
+  }
 
   /// `hub`'s catalogue from memory, or read and kept; 404 when there is no such hub.
   func catalogueSnapshot(_ hub: HubID) async throws -> CatalogueSnapshot {

@@ -18,10 +18,10 @@ extension StockController {
 
   private func deliveryArea(_ request: HTTPRequest, among areas: [HubID: DeliveryArea]) throws -> HTTPResponse
   {
+    let query = request.query
     let point: GeoPoint?
     do {
-      point = try DeliveryAreaAnswer.point(
-        latitude: request.queryParameter("lat"), longitude: request.queryParameter("lng"))
+      point = try DeliveryAreaAnswer.point(latitude: query["lat"], longitude: query["lng"])
     } catch {
       throw error.httpError
     }
@@ -33,8 +33,10 @@ extension StockController {
       answer = DeliveryAreaAnswer(status: .browsing, hub: defaultHub)
     }
     // The answer is this caller's: never shared by a cache, kept a minute by the app.
-    return try .json(status: 200, value: answer, headers: ["Cache-Control": "private, max-age=60"])
+    return .json(status: 200, bytes: answer.json, headers: Self.deliveryAreaHeaders)
   }
+
+  private static let deliveryAreaHeaders: HTTPHeaders = ["Cache-Control": "private, max-age=60"]
 
   @Sendable func putDeliveryArea(_ request: HTTPRequest) async throws -> HTTPResponse {
     let hub = try request.hubParameter()
