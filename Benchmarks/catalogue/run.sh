@@ -40,16 +40,11 @@ port_answers "$NGINX_PORT" && die "port $NGINX_PORT is taken"
 WORK="$(mktemp -d /tmp/grocer-bench-catalogue.XXXXXX)"
 chmod 755 "$WORK"
 SERVICE_PID=""
-NGINX_PID=""
 cleanup() {
   local rc=$?
   if [[ -n "$SERVICE_PID" ]] && alive "$SERVICE_PID"; then terminate "$SERVICE_PID" 15; fi
   if [[ -n "$SERVICE_PID" ]]; then wait "$SERVICE_PID" 2>/dev/null || true; fi
-  if [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID"; then
-    kill -QUIT "$NGINX_PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do alive "$NGINX_PID" || break; sleep 0.1; done
-    if alive "$NGINX_PID"; then terminate "$NGINX_PID" 5; fi
-  fi
+  bench_nginx_stop
   bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
@@ -87,7 +82,7 @@ python3 "$HERE/workload.py" queries "$BASE" "$HUB" 400 11 "$WORK/search.paths"
 
 # --- nginx: every reply's bytes in a file, requested in the same order.
 NGINX_DIR="$WORK/nginx"
-mkdir -p "$NGINX_DIR/html/r" "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
+mkdir -p "$NGINX_DIR/html/r"
 chmod -R 755 "$NGINX_DIR"
 for workload in $WORKLOADS; do
   mkdir -p "$NGINX_DIR/html/r/$workload"
@@ -95,30 +90,7 @@ for workload in $WORKLOADS; do
   sed -i "s|^/r/|/r/$workload/|" "$WORK/$workload.nginx"
   chmod 644 "$NGINX_DIR/html/r/$workload"/*
 done
-cat >"$NGINX_DIR/nginx.conf" <<CONF
-worker_processes 2;
-pid nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  default_type application/json;
-  client_body_temp_path tmp/client_body;
-  proxy_temp_path tmp/proxy;
-  fastcgi_temp_path tmp/fastcgi;
-  uwsgi_temp_path tmp/uwsgi;
-  scgi_temp_path tmp/scgi;
-  keepalive_requests 1000000;
-  open_file_cache max=4096;
-  server {
-    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
-    root $NGINX_DIR/html;
-  }
-}
-CONF
-nginx -p "$NGINX_DIR/" -c "$NGINX_DIR/nginx.conf" -e logs/error.log
-for _ in $(seq 1 50); do [[ -s "$NGINX_DIR/nginx.pid" ]] && break; sleep 0.1; done
-NGINX_PID="$(cat "$NGINX_DIR/nginx.pid")"
+bench_nginx_start "$NGINX_DIR" "$NGINX_PORT" "root $NGINX_DIR/html; open_file_cache max=4096;"
 wait_http_ok "http://127.0.0.1:$NGINX_PORT/r/screens/0.json" 10 "$NGINX_PID" || die "nginx did not start"
 
 # --- Measure: per workload and connection count, rounds taking turns.

@@ -40,16 +40,11 @@ want() { [[ " $TARGETS " == *" $1 "* ]]; }
 WORK="$(mktemp -d /tmp/grocer-bench-stock.XXXXXX)"
 chmod 755 "$WORK" # nginx workers (user nobody) read the static file below it
 SERVICE_PID=""
-NGINX_PID=""
 cleanup() {
   local rc=$?
   if [[ -n "$SERVICE_PID" ]] && alive "$SERVICE_PID"; then terminate "$SERVICE_PID" 15; fi
   if [[ -n "$SERVICE_PID" ]]; then wait "$SERVICE_PID" 2>/dev/null || true; fi
-  if [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID"; then
-    kill -QUIT "$NGINX_PID" 2>/dev/null || true
-    for _ in $(seq 1 50); do alive "$NGINX_PID" || break; sleep 0.1; done
-    if alive "$NGINX_PID"; then terminate "$NGINX_PID" 5; fi
-  fi
+  bench_nginx_stop
   bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
@@ -105,7 +100,7 @@ fi
 if want nginx; then
   port_answers "$NGINX_PORT" && die "port $NGINX_PORT is taken"
   NGINX_DIR="$WORK/nginx"
-  mkdir -p "$NGINX_DIR/html" "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
+  mkdir -p "$NGINX_DIR/html"
   chmod 755 "$NGINX_DIR" "$NGINX_DIR/html"
   awk -v n="$REPLY_BYTES" 'BEGIN {
     s = "{\"asOf\":\"2026-01-01T00:00:00Z\",\"stock\":{"
@@ -116,31 +111,8 @@ if want nginx; then
     printf "%s", s
   }' >"$NGINX_DIR/html/reply.json"
   chmod 644 "$NGINX_DIR/html/reply.json"
-  cat >"$NGINX_DIR/nginx.conf" <<CONF
-worker_processes 2;
-pid nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  default_type application/json;
-  client_body_temp_path tmp/client_body;
-  proxy_temp_path tmp/proxy;
-  fastcgi_temp_path tmp/fastcgi;
-  uwsgi_temp_path tmp/uwsgi;
-  scgi_temp_path tmp/scgi;
-  keepalive_requests 1000000;
-  open_file_cache max=16;
-  server {
-    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
-    root $NGINX_DIR/html;
-    location / { rewrite ^ /reply.json break; }
-  }
-}
-CONF
-  nginx -p "$NGINX_DIR/" -c "$NGINX_DIR/nginx.conf" -e logs/error.log
-  for _ in $(seq 1 50); do [[ -s "$NGINX_DIR/nginx.pid" ]] && break; sleep 0.1; done
-  NGINX_PID="$(cat "$NGINX_DIR/nginx.pid")"
+  bench_nginx_start "$NGINX_DIR" "$NGINX_PORT" \
+    "root $NGINX_DIR/html; open_file_cache max=16; location / { rewrite ^ /reply.json break; }"
   wait_http_ok "http://127.0.0.1:$NGINX_PORT/" 10 "$NGINX_PID" || die "nginx did not start"
   log "nginx serves a $(stat -c %s "$NGINX_DIR/html/reply.json")-byte static reply on port $NGINX_PORT"
 fi

@@ -71,7 +71,6 @@ RUN_ID="tb$(date +%s)"
 WORK="$(mktemp -d /tmp/grocer-bench-tracking.XXXXXX)"
 chmod 755 "$WORK" # nginx workers (user nobody) may need to look inside
 SERVICE_PID=""
-NGINX_PID=""
 stop() { # pid
   [[ -n "$1" ]] || return 0
   if alive "$1"; then terminate "$1" 15; fi
@@ -80,7 +79,7 @@ stop() { # pid
 cleanup() {
   local rc=$?
   stop "$SERVICE_PID"
-  if [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID"; then terminate "$NGINX_PID" 10; fi
+  bench_nginx_stop
   bench_vhost_drop
   if ((rc == 0)); then rm -rf "$WORK"; else log "kept $WORK for inspection"; fi
 }
@@ -148,34 +147,10 @@ REPLY_BYTES="$(stat -c %s "$WORK/fix.json")"
 # --- The yardstick: nginx answering both requests with a snapshot of the same bytes from memory
 # (`return 200`), echoing X-Request-ID as the service does; 2 workers, no access log.
 NGINX_DIR="$WORK/nginx"
-mkdir -p "$NGINX_DIR/logs" "$NGINX_DIR/tmp"
 SNAPSHOT="$(cat "$WORK/fix.json")"
 [[ "$SNAPSHOT" != *"'"* ]] || die "the snapshot has a quote nginx's config cannot take"
-cat >"$NGINX_DIR/nginx.conf" <<CONF
-worker_processes 2;
-pid nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path tmp/client_body;
-  proxy_temp_path tmp/proxy;
-  fastcgi_temp_path tmp/fastcgi;
-  uwsgi_temp_path tmp/uwsgi;
-  scgi_temp_path tmp/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
-    default_type application/json;
-    add_header X-Request-ID \$http_x_request_id always;
-    add_header Cache-Control "private, no-store" always;
-    location / { return 200 '$SNAPSHOT'; }
-  }
-}
-CONF
-nginx -p "$NGINX_DIR/" -c "$NGINX_DIR/nginx.conf" -e logs/error.log
-for _ in $(seq 1 50); do [[ -s "$NGINX_DIR/nginx.pid" ]] && break; sleep 0.1; done
-NGINX_PID="$(cat "$NGINX_DIR/nginx.pid")"
+bench_nginx_start "$NGINX_DIR" "$NGINX_PORT" \
+  'add_header X-Request-ID $http_x_request_id always; add_header Cache-Control "private, no-store" always;'" location / { return 200 '$SNAPSHOT'; }"
 wait_http_ok "http://127.0.0.1:$NGINX_PORT/" 10 "$NGINX_PID" || die "nginx did not start"
 
 # --- Measuring helpers.

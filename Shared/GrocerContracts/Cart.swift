@@ -9,7 +9,7 @@ import GrocerCore
 ///   "lines": [ { "sku", "name", "quantity", "unitPrice", "deposit", "lineTotal" } ],
 ///   "adjustments": [ { "sku", "kind", "to"?, "from"?, "code"?, "version" } ],
 ///   "promo": { "code", "description", "applied", "notice" } | null,
-///   "totals": { "subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total" },
+///   "totals": { "subtotal", "deposit", "deliveryFee", "smallBasketFee", "fees", "discount", "total" },
 ///   "blocker": null | { "kind": "belowMinimum", "missing" } | { "kind": "hubClosed", "opensAt" } }
 /// ```
 public struct CartView: Codable, Hashable, Sendable {
@@ -46,8 +46,10 @@ public struct CartView: Codable, Hashable, Sendable {
   }
 }
 
-/// One line: `{ "sku", "name", "quantity", "unitPrice", "deposit": Money | null, "lineTotal" }`;
-/// `lineTotal` is unit price × quantity (the deposit is summed apart).
+/// One line: `{ "sku", "name", "quantity", "unitPrice", "deposit": Money, "lineTotal" }`;
+/// `lineTotal` is unit price × quantity (the deposit is summed apart). The deposit is always
+/// Money on the wire, zero when the product has none (the app's model types it so); `deposit`
+/// here is nil then.
 public struct CartLineView: Codable, Hashable, Sendable {
   public var sku: SKU
   public var name: String
@@ -65,15 +67,30 @@ public struct CartLineView: Codable, Hashable, Sendable {
     self.lineTotal = lineTotal
   }
 
+  private enum CodingKeys: String, CodingKey { case sku, name, quantity, unitPrice, deposit, lineTotal }
+
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encode(sku, forKey: .sku)
     try container.encode(name, forKey: .name)
     try container.encode(quantity, forKey: .quantity)
     try container.encode(unitPrice, forKey: .unitPrice)
-    try container.encode(deposit, forKey: .deposit)
+    try container.encode(deposit ?? .zero(unitPrice.currency), forKey: .deposit)
     try container.encode(lineTotal, forKey: .lineTotal)
   }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    sku = try container.decode(SKU.self, forKey: .sku)
+    name = try container.decode(String.self, forKey: .name)
+    quantity = try container.decode(Int.self, forKey: .quantity)
+    unitPrice = try container.decode(Money.self, forKey: .unitPrice)
+    deposit = Self.deposit(try container.decodeIfPresent(Money.self, forKey: .deposit))
+    lineTotal = try container.decode(Money.self, forKey: .lineTotal)
+  }
+
+  /// A zero deposit read from the wire is no deposit.
+  static func deposit(_ read: Money?) -> Money? { read.flatMap { $0.minorUnits == 0 ? nil : $0 } }
 }
 
 /// A change the server made to a cart on its own, tagged with the cart version that introduced
@@ -181,8 +198,9 @@ public struct CartPromoView: Codable, Hashable, Sendable {
   }
 }
 
-/// `{ "subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total" }`, where
-/// total = subtotal − discount + deposit + deliveryFee + smallBasketFee.
+/// `{ "subtotal", "deposit", "deliveryFee", "smallBasketFee", "fees", "discount", "total" }`, where
+/// fees = deliveryFee + smallBasketFee (the app's model reads `fees`; the itemised ones are for
+/// showing them apart) and total = subtotal − discount + deposit + fees.
 public struct CartTotals: Codable, Hashable, Sendable {
   public var subtotal: Money
   public var deposit: Money
@@ -206,6 +224,37 @@ public struct CartTotals: Codable, Hashable, Sendable {
     let zero = Money.zero(currency)
     return CartTotals(
       subtotal: zero, deposit: zero, deliveryFee: zero, smallBasketFee: zero, discount: zero, total: zero)
+  }
+
+  /// The delivery fee and the small-basket fee together.
+  public var fees: Money {
+    Money(minorUnits: deliveryFee.minorUnits + smallBasketFee.minorUnits, currency: deliveryFee.currency)
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case subtotal, deposit, deliveryFee, smallBasketFee, fees, discount, total
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      subtotal: try container.decode(Money.self, forKey: .subtotal),
+      deposit: try container.decode(Money.self, forKey: .deposit),
+      deliveryFee: try container.decode(Money.self, forKey: .deliveryFee),
+      smallBasketFee: try container.decode(Money.self, forKey: .smallBasketFee),
+      discount: try container.decode(Money.self, forKey: .discount),
+      total: try container.decode(Money.self, forKey: .total))
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(subtotal, forKey: .subtotal)
+    try container.encode(deposit, forKey: .deposit)
+    try container.encode(deliveryFee, forKey: .deliveryFee)
+    try container.encode(smallBasketFee, forKey: .smallBasketFee)
+    try container.encode(fees, forKey: .fees)
+    try container.encode(discount, forKey: .discount)
+    try container.encode(total, forKey: .total)
   }
 }
 
@@ -411,7 +460,8 @@ extension CartView {
     for line in lines {
       out.pricedLine(
         sku: line.sku, name: line.name, quantity: line.quantity, unitPrice: line.unitPrice,
-        deposit: line.deposit, lineTotal: line.lineTotal, absentDeposit: .null)
+        deposit: line.deposit ?? .zero(line.unitPrice.currency), lineTotal: line.lineTotal,
+        absentDeposit: .null)
     }
     out.endArray()
     out.key("promo")
@@ -480,7 +530,7 @@ extension CartTotals {
   public func write(into out: inout JSONBytes) {
     out.beginObject()
     for (name, money) in [
-      ("deliveryFee", deliveryFee), ("deposit", deposit), ("discount", discount),
+      ("deliveryFee", deliveryFee), ("deposit", deposit), ("discount", discount), ("fees", fees),
       ("smallBasketFee", smallBasketFee), ("subtotal", subtotal), ("total", total),
     ] {
       out.key(name)
@@ -657,7 +707,7 @@ extension CartLineView: JSONReadable {
       case "name": name = try reader.readString()
       case "quantity": quantity = try reader.readInt()
       case "unitPrice": unitPrice = try Money(reading: &reader)
-      case "deposit": deposit = reader.readNull() ? nil : try Money(reading: &reader)
+      case "deposit": deposit = reader.readNull() ? nil : CartLineView.deposit(try Money(reading: &reader))
       case "lineTotal": lineTotal = try Money(reading: &reader)
       default: try reader.skipValue()
       }

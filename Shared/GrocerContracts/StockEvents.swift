@@ -174,16 +174,8 @@ public struct OrderOutcome: Codable, Hashable, Sendable {
   /// product's popularity.
   public var lines: [Line]?
 
-  /// One ordered product, of the fields of `OrderLine` that StockService reads.
-  public struct Line: Codable, Hashable, Sendable {
-    public var sku: SKU
-    public var quantity: Int
-
-    public init(sku: SKU, quantity: Int) {
-      self.sku = sku
-      self.quantity = quantity
-    }
-  }
+  /// One ordered product: the fields of `OrderLine` that StockService reads, as it reserved them.
+  public typealias Line = ReservationLine
 
   public init(orderId: String, hub: HubID?, userId: String? = nil, lines: [Line]? = nil) {
     self.orderId = orderId

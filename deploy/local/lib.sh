@@ -151,3 +151,41 @@ bench_vhost_drop() {
   bash "$RABBITMQ_SCRIPT" ctl delete_vhost "$BENCH_VHOST" >/dev/null 2>&1 || true
   BENCH_VHOST=""
 }
+
+# A benchmark's yardstick: nginx under DIR (config, logs, temp files) on 127.0.0.1:PORT with 2
+# workers and no access log, its server block holding SERVER (the directives that answer: a root,
+# a `location`, …). Sets NGINX_PID once it runs; bench_nginx_stop (from the EXIT trap) ends it.
+NGINX_PID=""
+bench_nginx_start() { # dir port server-directives
+  local dir="$1" port="$2" server="$3"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat >"$dir/nginx.conf" <<CONF
+worker_processes 2;
+pid nginx.pid;
+error_log logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  default_type application/json;
+  client_body_temp_path tmp/client_body;
+  proxy_temp_path tmp/proxy;
+  fastcgi_temp_path tmp/fastcgi;
+  uwsgi_temp_path tmp/uwsgi;
+  scgi_temp_path tmp/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$port reuseport backlog=4096;
+    $server
+  }
+}
+CONF
+  nginx -p "$dir/" -c "$dir/nginx.conf" -e logs/error.log || die "nginx did not start (see $dir/logs)"
+  for _ in $(seq 1 50); do [[ -s "$dir/nginx.pid" ]] && break; sleep 0.1; done
+  NGINX_PID="$(cat "$dir/nginx.pid")"
+}
+bench_nginx_stop() {
+  [[ -n "$NGINX_PID" ]] && alive "$NGINX_PID" || return 0
+  kill -QUIT "$NGINX_PID" 2>/dev/null || true
+  for _ in $(seq 1 50); do alive "$NGINX_PID" || break; sleep 0.1; done
+  if alive "$NGINX_PID"; then terminate "$NGINX_PID" 5; fi
+}

@@ -60,14 +60,21 @@ import Testing
     #expect(Self.money(lines[0]["unitPrice"]) == Self.eur(129))
     #expect(Self.money(lines[0]["deposit"]) == Self.eur(25))
     #expect(Self.money(lines[0]["lineTotal"]) == Self.eur(387))
-    #expect(lines[1]["deposit"] is NSNull)
+    // Always Money, as the app's model types it: zero when the product has none.
+    #expect(Self.money(lines[1]["deposit"]) == Self.eur(0))
+    let read = try JSON.decode(
+      CartView.self, from: try JSON.encode(Self.view(lines: [Self.milk, Self.bread])))
+    #expect(read.lines == [Self.milk, Self.bread])
   }
 
-  @Test func theTotalsAreSixAmounts() throws {
+  @Test func theTotalsAreSevenAmountsFeesTheTwoFeesTogether() throws {
     let json = try Self.object(Self.view())
     let totals = try #require(json["totals"] as? [String: Any])
     #expect(
-      Set(totals.keys) == ["subtotal", "deposit", "deliveryFee", "smallBasketFee", "discount", "total"])
+      Set(totals.keys) == [
+        "subtotal", "deposit", "deliveryFee", "smallBasketFee", "fees", "discount", "total",
+      ])
+    #expect(Self.money(totals["fees"]) == Self.eur(449))
     #expect(Self.money(totals["subtotal"]) == Self.eur(387))
     #expect(Self.money(totals["deposit"]) == Self.eur(75))
     #expect(Self.money(totals["deliveryFee"]) == Self.eur(299))

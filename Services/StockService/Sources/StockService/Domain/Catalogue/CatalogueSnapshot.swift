@@ -196,14 +196,7 @@ public final class CatalogueSnapshot: Sendable {
       let ids = section.categories ?? tree.roots.map(\.id)
       let tiles = ids.compactMap { tree.category($0) }.map { category -> [UInt8] in
         var json = JSONBytes(capacity: 160)
-        json.beginObject()
-        json.key("id")
-        json.string(category.id)
-        json.key("image")
-        if let image = category.image { image.write(to: &json) } else { json.null() }
-        json.key("name")
-        json.string(category.name)
-        json.endObject()
+        writeCategory(category, withChildren: false, to: &json)
         return json.bytes
       }
       guard !tiles.isEmpty else { return nil }
@@ -282,18 +275,23 @@ public final class CatalogueSnapshot: Sendable {
 
   private static func writeTree(_ categories: [Category], to json: inout JSONBytes) {
     json.beginArray()
-    for category in categories {
-      json.beginObject()
+    for category in categories { writeCategory(category, withChildren: true, to: &json) }
+    json.endArray()
+  }
+
+  /// `{ children?, id, image, name }`: a node of the tree, or a tile without its children.
+  private static func writeCategory(_ category: Category, withChildren: Bool, to json: inout JSONBytes) {
+    json.beginObject()
+    if withChildren {
       json.key("children")
       writeTree(category.children, to: &json)
-      json.key("id")
-      json.string(category.id)
-      json.key("image")
-      if let image = category.image { image.write(to: &json) } else { json.null() }
-      json.key("name")
-      json.string(category.name)
-      json.endObject()
     }
-    json.endArray()
+    json.key("id")
+    json.string(category.id)
+    json.key("image")
+    if let image = category.image { image.write(to: &json) } else { json.null() }
+    json.key("name")
+    json.string(category.name)
+    json.endObject()
   }
 }
