@@ -100,7 +100,8 @@ func publish(_ type: String, _ payload: [String: String], id: String = UUID().uu
       let home = await reader.client.get("/v1/hubs/h1/home")
       #expect(home.status == 200 && home.bodyString.contains(#""id":"offers""#))
       let layout = HomeLayoutBody(sections: [HomeSection(id: "only", type: .categories)])
-      let arrangedByStaff = try await writer.client.put("/v1/hubs/h1/home", json: layout, headers: writer.staff())
+      let arrangedByStaff = try await writer.client.put(
+        "/v1/hubs/h1/home", json: layout, headers: writer.staff())
       #expect(arrangedByStaff.status == 200)
       // ...until catalogue.changed drops them: the new layout shows at once.
       let arranged = await eventually {
