@@ -57,28 +57,28 @@ import Testing
       ])
   }
 
-  @Test func everyPushIsStampedLaterThanThePreviousOneEvenWithinOneSecond() {
-    // Three snapshots generated within one second: a stage change, an ETA drift, the end.
+  @Test func everyPushIsStampedWithItsSnapshotsGeneratedAtExactly() {
+    // Three versions TrackingService built within one second, stamped a second apart by it.
     var snapshots = [
       snapshot(1, .picking), snapshot(2, .onTheWay, eta: (300, 600)), snapshot(3, .delivered, eta: nil),
     ]
-    for index in snapshots.indices { snapshots[index].generatedAt = start + 10.2 + Double(index) * 0.3 }
+    for index in snapshots.indices { snapshots[index].generatedAt = start + 10 + Double(index) }
     let stamps = run(snapshots).compactMap { decision -> Int? in
       guard case .send(let push) = decision else { return nil }
       return push.timestamp
     }
     let first = Int(start.timeIntervalSince1970) + 10
     #expect(stamps == [first, first + 1, first + 2])
-    // A later snapshot keeps its own second once that is past the last push's.
+    // Never moved past it, whatever was pushed before: the app stamps its own update with it.
     var state = ActivityState(startedAt: start)
-    state.lastTimestamp = first + 2
+    state.lastTimestamp = first + 50
     let (decision, next) = policy.decide(snapshot(40, .arriving), state: state, now: start + 60)
     guard case .send(let push) = decision else {
       Issue.record("expected a push, got \(decision)")
       return
     }
     #expect(push.timestamp == Int(start.timeIntervalSince1970) + 40)
-    #expect(next.lastTimestamp == push.timestamp)
+    #expect(next.lastTimestamp == first + 50)
   }
 
   @Test func anOlderSnapshotIsNeverSentAfterANewerOne() {

@@ -107,6 +107,31 @@ import Testing
     #expect(!changed.contains(.rider))
   }
 
+  @Test func generatedAtRisesInWholeSecondsEvenForVersionsBuiltWithinOneSecond() throws {
+    // Started 0.4 s into a second: stamped with that second.
+    let start = Self.now + 0.4
+    var record = TrackingRecord.started(Self.order(placedAt: start), at: start, eta: ETAModel())
+    #expect(record.generatedAt == Self.now)
+    // Three changes within the next 0.3 s: each a second after the one before.
+    var stamps: [Date] = []
+    for (command, offset) in [(TrackingCommand.picking, 0.5), (.onTheWay(rider: Self.ana), 0.6)] {
+      let moved = try record.moved(by: command, at: Self.now + offset)
+      guard
+        case .changed(let next, _) = TrackingRevision.revise(
+          record, to: moved, at: Self.now + offset, eta: ETAModel())
+      else {
+        Issue.record("\(command) was not a change")
+        return
+      }
+      record = next
+      stamps.append(next.generatedAt)
+    }
+    #expect(stamps == [Self.now + 1, Self.now + 2])
+    // Once the clock passes them, the clock's own second again.
+    #expect(TrackingRevision.stamp(after: Self.now + 2, at: Self.now + 7.9) == Self.now + 7)
+    #expect(TrackingRevision.stamp(after: Self.now + 7.5, at: Self.now + 7.9) == Self.now + 8)
+  }
+
   @Test func aRevisionWithNothingVisibleMovedIsUnchanged() {
     let current = Self.started()
     #expect(TrackingRevision.revise(current, to: nil, at: Self.now, eta: ETAModel()) == .unchanged(current))

@@ -10,7 +10,8 @@ public struct ActivityState: Sendable, Hashable {
   public var ended = false
   /// When the priority-10 pushes of the last hour were sent (the budget's sliding window).
   public var highPriorityTimes: [Date] = []
-  /// The `timestamp` of the last push sent (Unix seconds): the next one carries a later one.
+  /// The latest `timestamp` pushed (Unix seconds). Each push carries its snapshot's
+  /// `generatedAt`, which TrackingService raises by at least a second per version.
   public var lastTimestamp = 0
   /// When the activity started (a Live Activity lives at most eight hours).
   public var startedAt: Date
@@ -98,8 +99,10 @@ public struct PushPolicy: Sendable {
     }
     next.shown = content
     next.ended = event == .end
-    let timestamp = max(LiveActivityContent.seconds(snapshot.generatedAt), state.lastTimestamp + 1)
-    next.lastTimestamp = timestamp
+    // Exactly the snapshot's `generatedAt` (whole seconds, rising per version: TrackingService
+    // stamps it so), which is what the app stamps its own foreground update with.
+    let timestamp = LiveActivityContent.seconds(snapshot.generatedAt)
+    next.lastTimestamp = max(timestamp, state.lastTimestamp)
     let alert = AlertText.stage(snapshot)
     return (
       .send(

@@ -10,11 +10,13 @@ extension TrackingRecord {
   /// with its first ETA.
   public static func started(_ order: OrderConfirmed, at now: Date, eta: ETAModel) -> TrackingRecord {
     let placedAt = min(order.placedAt, now)
+    // In whole seconds, as every later version (`TrackingRevision.stamp`).
+    let generatedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
     var record = TrackingRecord(
       orderId: order.orderId, userId: order.userId, hub: order.hub, state: .placed, fix: nil,
-      destination: order.deliverTo, eta: nil, version: 1, generatedAt: now, placedAt: placedAt,
+      destination: order.deliverTo, eta: nil, version: 1, generatedAt: generatedAt, placedAt: placedAt,
       stageSince: placedAt, finishedAt: nil, liveActivityToken: nil)
-    record.eta = eta.estimate(record, now: now)
+    record.eta = eta.estimate(record, now: generatedAt)
     return record
   }
 
