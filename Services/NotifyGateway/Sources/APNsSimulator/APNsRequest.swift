@@ -5,6 +5,8 @@ public struct APNsRequest: Sendable, Hashable {
   public enum PushType: String, Sendable, Hashable, Codable {
     case alert
     case liveactivity
+    /// A silent push that wakes the app (`content-available: 1`), at priority 5 only.
+    case background
   }
 
   /// The device token (alerts) or the Live Activity's push token, lowercase hex.

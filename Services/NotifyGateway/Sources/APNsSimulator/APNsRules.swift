@@ -13,7 +13,7 @@ public enum APNsRules {
     let bytes = token.utf8
     guard bytes.count.isMultiple(of: 2), bytes.allSatisfy(isHex) else { return false }
     switch type {
-    case .alert: return bytes.count == 64
+    case .alert, .background: return bytes.count == 64
     case .liveactivity: return (66...400).contains(bytes.count)
     }
   }
@@ -31,6 +31,8 @@ public enum APNsRules {
       return refuse(400, "BadMessageId")
     }
     guard request.priority == 10 || request.priority == 5 else { return refuse(400, "BadPriority") }
+    // A background push must go at 5: Apple calls 10 for one an error, as it shows nothing.
+    guard request.pushType != .background || request.priority == 5 else { return refuse(400, "BadPriority") }
     if let collapse = request.collapseID, collapse.utf8.count > maximumCollapseID {
       return refuse(400, "BadCollapseId")
     }

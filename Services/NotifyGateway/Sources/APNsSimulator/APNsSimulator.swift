@@ -65,9 +65,16 @@ public final class APNsSimulator: APNsTransport {
     self.clock = clock
   }
 
-  /// From now on `token` answers 410 Unregistered (the app was deleted).
-  public func unregister(_ token: String) {
-    unregistered.withLock { $0[token.lowercased()] = clock.now() }
+  /// From now on `token` answers 410 Unregistered (the app was deleted); returns since when
+  /// (the first time asked).
+  @discardableResult
+  public func unregister(_ token: String) -> Date {
+    let now = clock.now()
+    return unregistered.withLock { unregistered in
+      let since = unregistered[token.lowercased()] ?? now
+      unregistered[token.lowercased()] = since
+      return since
+    }
   }
 
   public func send(_ request: APNsRequest) async throws -> APNsResponse {

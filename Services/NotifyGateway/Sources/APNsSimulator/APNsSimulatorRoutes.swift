@@ -26,14 +26,53 @@ public struct APNsSimulatorRoutes: Sendable {
     self.verifier = verifier
   }
 
-  /// `POST /3/device/{token}` (no GrocerHTTP auth: the provider token is checked here) and
-  /// `GET /v1/sim/devices/{token}` (what the simulator recorded for a token; staff only when the
-  /// router has an `AuthMiddleware`).
+  /// `POST /3/device/{token}` (no GrocerHTTP auth: the provider token is checked here), its other
+  /// methods (405 `MethodNotAllowed`) and its empty token (400 `MissingDeviceToken`) as APNs
+  /// answers them; `GET /v1/sim/devices/{token}` (what the simulator recorded for a token) and
+  /// `POST /v1/sim/devices/{token}/unregister` (from then on the token answers 410, as after the
+  /// app was deleted), staff only when the router has an `AuthMiddleware`. Serve them through
+  /// `APNsPathResponder`, which answers other paths with APNs's 404 `BadPath`.
   public var routes: [Route] {
     [
       Route("POST", "/3/device/{token}", push),
+      Route(
+        "POST", "/3/device", { _ in Self.answer(APNsResponse(status: 400, reason: "MissingDeviceToken")) }),
       Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), record),
+      Route("POST", "/v1/sim/devices/{token}/unregister", auth: .roles([.staff]), unregister),
     ]
+      + ["GET", "PUT", "DELETE", "PATCH"].map { method in
+        Route(method, "/3/device/{token}") { _ in
+          Self.answer(APNsResponse(status: 405, reason: "MethodNotAllowed"))
+        }
+      }
+  }
+
+  @Sendable func record(_ http: HTTPRequest) throws -> HTTPResponse { try Self.record(http, simulator) }
+
+  @Sendable func unregister(_ http: HTTPRequest) throws -> HTTPResponse {
+    try Self.unregister(http, simulator)
+  }
+
+  /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first:
+  /// what `simulator` recorded for the path's token (the gateway serves the same).
+  public static func record(_ http: HTTPRequest, _ simulator: APNsSimulator) throws -> HTTPResponse {
+    let token = try http.pathParameter("token").lowercased()
+    struct Reply: Encodable {
+      var token: String
+      var pushes: [APNsSimulator.Received]
+    }
+    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator.received(by: token)))
+  }
+
+  /// `{ token, unregisteredAt }`: pushes to the path's token answer 410 `Unregistered` from now
+  /// on, with this time as APNs's `timestamp` (asking again keeps the first time).
+  public static func unregister(_ http: HTTPRequest, _ simulator: APNsSimulator) throws -> HTTPResponse {
+    let token = try http.pathParameter("token").lowercased()
+    struct Reply: Encodable {
+      var token: String
+      var unregisteredAt: Date
+    }
+    return try HTTPResponse.json(value: Reply(token: token, unregisteredAt: simulator.unregister(token)))
   }
 
   @Sendable func push(_ http: HTTPRequest) async throws -> HTTPResponse {
@@ -47,17 +86,6 @@ public struct APNsSimulatorRoutes: Sendable {
     case .failure(let refusal): return Self.answer(refusal.response)
     }
     return Self.answer(try await simulator.send(request))
-  }
-
-  /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first (the
-  /// same shape as the gateway's own `GET /v1/sim/devices/{token}`).
-  @Sendable func record(_ http: HTTPRequest) throws -> HTTPResponse {
-    let token = try http.pathParameter("token").lowercased()
-    struct Reply: Encodable {
-      var token: String
-      var pushes: [APNsSimulator.Received]
-    }
-    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator.received(by: token)))
   }
 
   /// A request APNs would refuse before looking at it further.

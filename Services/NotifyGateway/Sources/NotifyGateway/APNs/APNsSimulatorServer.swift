@@ -35,7 +35,7 @@ public struct APNsSimulatorServer: Sendable {
     self.metrics = metrics
     http = HTTPServer(
       configuration: HTTPServerConfiguration(settings: configuration.settings, defaultPort: 8086),
-      responder: router, logger: logger)
+      responder: APNsPathResponder(router: router), logger: logger)
   }
 
   public func run(logger: Logger) async throws {

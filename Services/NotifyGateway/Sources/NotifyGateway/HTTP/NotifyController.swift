@@ -15,8 +15,15 @@ struct NotifyController: Sendable {
       Route("PUT", "/v1/devices/{token}", auth: .required, putDevice),
       Route("DELETE", "/v1/devices/{token}", auth: .required, deleteDevice),
     ]
-    if simulator != nil {
-      routes.append(Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), simulated))
+    if let simulator {
+      routes += [
+        Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff])) {
+          try APNsSimulatorRoutes.record($0, simulator)
+        },
+        Route("POST", "/v1/sim/devices/{token}/unregister", auth: .roles([.staff])) {
+          try APNsSimulatorRoutes.unregister($0, simulator)
+        },
+      ]
     }
     return routes
   }
@@ -51,16 +58,6 @@ struct NotifyController: Sendable {
       })
     else { throw HTTPError.notFound(code: "deviceNotFound", detail: "this token is not registered for you") }
     return .noContent()
-  }
-
-  /// `{ token, pushes: [ { receivedAt, status, reason?, headers, payload } ] }`, oldest first.
-  @Sendable func simulated(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let token = try request.pathParameter("token").lowercased()
-    struct Reply: Encodable {
-      var token: String
-      var pushes: [APNsSimulator.Received]
-    }
-    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator?.received(by: token) ?? []))
   }
 
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
