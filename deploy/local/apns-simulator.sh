@@ -109,8 +109,11 @@ start() {
     log "simulator already running (pid $pid)"
   else
     port_answers "$SIM_PORT" && die "port $SIM_PORT is taken by another process"
+    # Its record (what each token received) is kept in its own data folder, apart from the
+    # gateway's.
     GROCER_HTTP_PORT="$SIM_PORT" GROCER_APNS_SIM_PUBLIC_KEY="$PUBLIC_KEY" GROCER_APNS_KEY_ID="$KEY_ID" \
-      GROCER_APNS_TEAM_ID="$TEAM_ID" nohup "$bin" apns-simulator >>"$SIM_LOG" 2>&1 </dev/null &
+      GROCER_APNS_TEAM_ID="$TEAM_ID" GROCER_DATA_DIR="$VAR_DIR/apns/data" \
+      nohup "$bin" apns-simulator >>"$SIM_LOG" 2>&1 </dev/null &
     pid=$!
     echo "$pid" >"$SIM_PIDFILE"
     wait_http_ok "http://127.0.0.1:$SIM_PORT/health/live" 20 "$pid" ||

@@ -8,6 +8,10 @@ import Testing
 
 @testable import NotifyGateway
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// `notify-gateway apns-simulator` as its own process, behind nginx, reached by the real transport.
 @Suite(.serialized) struct SimulatorProcessTests {
   @Test func theSimulatorProcessAnswersTheRealTransportAndShowsItsRecord() async throws {
@@ -29,7 +33,7 @@ import Testing
     process.environment = ProcessInfo.processInfo.environment.merging([
       "GROCER_HTTP_PORT": String(port), "GROCER_APNS_SIM_PUBLIC_KEY": directory + "/key.pub.pem",
       "GROCER_APNS_KEY_ID": APNsStack.keyID, "GROCER_APNS_TEAM_ID": APNsStack.teamID,
-      "GROCER_JWT_SECRET": secret, "GROCER_LOG_LEVEL": "warning",
+      "GROCER_JWT_SECRET": secret, "GROCER_LOG_LEVEL": "warning", "GROCER_DATA_DIR": directory + "/data",
     ]) { $1 }
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
@@ -87,8 +91,36 @@ import Testing
     #expect(shown.pushes.first?.headers["apns-id"] == request.id)
     #expect(anonymous.status == 401, "the record is for staff")
 
-    kill(process.processIdentifier, SIGTERM)
-    let exited = await eventually(timeout: .seconds(15)) { !process.isRunning }
+    // Killed without warning once its record was flushed (every 100 ms), then started again on
+    // the same data: the record is still there.
+    try await Task.sleep(for: .milliseconds(400))
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let again = Process()
+    again.executableURL = process.executableURL
+    again.arguments = process.arguments
+    let secondPort = try LocalPort.free()
+    again.environment = process.environment?.merging(["GROCER_HTTP_PORT": String(secondPort)]) { $1 }
+    again.standardOutput = FileHandle.nullDevice
+    again.standardError = FileHandle.nullDevice
+    try again.run()
+    defer {
+      if again.isRunning {
+        kill(again.processIdentifier, SIGKILL)
+        again.waitUntilExit()
+      }
+    }
+    let restarted = await eventually(timeout: .seconds(20)) { LocalPort.accepts(secondPort) }
+    try #require(restarted, "the simulator did not start again")
+    var get = URLRequest(url: URL(string: "http://127.0.0.1:\(secondPort)/v1/sim/devices/" + token)!)
+    get.setValue("Bearer " + staff, forHTTPHeaderField: "Authorization")
+    let (kept, _) = try await URLSession.shared.data(for: get)
+    let survived = try JSON.decoder().decode(Record.self, from: kept)
+    #expect(survived.pushes.map(\.status) == [200, 400])
+    #expect(survived.pushes.first?.headers["apns-id"] == request.id)
+
+    kill(again.processIdentifier, SIGTERM)
+    let exited = await eventually(timeout: .seconds(15)) { !again.isRunning }
     #expect(exited, "SIGTERM stops it")
   }
 }

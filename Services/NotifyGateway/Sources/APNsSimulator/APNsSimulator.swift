@@ -12,6 +12,10 @@ import Synchronization
 /// - One token pushed more than `perTokenBurst` times within a second answers 429
 ///   `TooManyRequests`.
 /// - `failureRate` of the requests answer 503 `ServiceUnavailable`; every answer takes `latency`.
+///
+/// With a `journal`, what each token received outlives the process: the record starts from it,
+/// and `flush()` (every 100 ms and at shutdown, by whoever owns the simulator) appends the pushes
+/// since the last flush, so a crash loses at most that much.
 public final class APNsSimulator: APNsTransport {
   public struct Options: Sendable {
     public var bundleID: String
@@ -32,6 +36,17 @@ public final class APNsSimulator: APNsTransport {
     public var headers: [String: String]
     /// The body as sent; read only when someone looks (a load test pushes thousands a second).
     var body: [UInt8]
+
+    public init(receivedAt: Date, status: Int, reason: String?, headers: [String: String], body: [UInt8]) {
+      self.receivedAt = receivedAt
+      self.status = status
+      self.reason = reason
+      self.headers = headers
+      self.body = body
+    }
+
+    /// The body as sent.
+    public var bodyBytes: [UInt8] { body }
 
     /// The body as JSON (`null` if it was not JSON).
     public var payload: JSONValue { (try? JSON.decode(JSONValue.self, from: Data(body))) ?? .null }
@@ -55,14 +70,47 @@ public final class APNsSimulator: APNsTransport {
 
   public let options: Options
   private let clock: any WallClock
+  private let journal: (any SimulatorJournal)?
+  /// Pushes recorded since the last `flush()`, oldest first.
+  private let unjournaled = Mutex<[(token: String, received: Received)]>([])
   private let records = Mutex<[String: TokenRecord]>([:])
   private let unregistered = Mutex<[String: Date]>([:])
   private let random = Mutex(SplitMix64(seed: 0x5EED))
   private let counts = Mutex<[Int: Int]>([:])
 
-  public init(options: Options, clock: any WallClock = SystemClock()) {
+  /// With a `journal`, call `restore()` before the first push.
+  public init(options: Options, clock: any WallClock = SystemClock(), journal: (any SimulatorJournal)? = nil)
+  {
     self.options = options
     self.clock = clock
+    self.journal = journal
+  }
+
+  /// Starts the record from what the journal kept (nothing without one).
+  public func restore() throws {
+    guard let journal else { return }
+    let kept = try journal.load()
+    let keep = options.keepPerToken
+    records.withLock { records in
+      for (token, pushes) in kept { records[token] = TokenRecord(pushes: Array(pushes.suffix(keep))) }
+    }
+  }
+
+  /// Appends the pushes recorded since the last flush to the journal (nothing without one).
+  public func flush() throws {
+    guard let journal else { return }
+    let pending = unjournaled.withLock { pending in
+      defer { pending.removeAll(keepingCapacity: true) }
+      return pending
+    }
+    guard !pending.isEmpty else { return }
+    do {
+      try journal.append(pending, keep: options.keepPerToken)
+    } catch {
+      // Kept for the next flush, before what came meanwhile.
+      unjournaled.withLock { $0.insert(contentsOf: pending, at: 0) }
+      throw error
+    }
   }
 
   /// From now on `token` answers 410 Unregistered (the app was deleted); returns since when
@@ -92,6 +140,7 @@ public final class APNsSimulator: APNsTransport {
       }
       records[token] = record
     }
+    if journal != nil { unjournaled.withLock { $0.append((token, received)) } }
     counts.withLock { $0[response.status, default: 0] += 1 }
     return response
   }
@@ -128,4 +177,12 @@ public final class APNsSimulator: APNsTransport {
 
   /// Answers given, by status.
   public var answers: [Int: Int] { counts.withLock { $0 } }
+}
+
+/// Where an `APNsSimulator` keeps what each token received beyond its memory.
+public protocol SimulatorJournal: Sendable {
+  /// Every token's kept pushes, oldest first.
+  func load() throws -> [String: [APNsSimulator.Received]]
+  /// Appends `pushes` (oldest first) and keeps at most about `keep` per token.
+  func append(_ pushes: [(token: String, received: APNsSimulator.Received)], keep: Int) throws
 }

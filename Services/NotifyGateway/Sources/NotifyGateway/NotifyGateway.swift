@@ -47,7 +47,7 @@ public func buildNotifyGateway(
   } else {
     switch try configuration.apnsTransportKind() {
     case .simulator:
-      let local = APNsSimulator(options: configuration.simulatorOptions, clock: clock)
+      let local = try configuration.simulator(clock: clock, logger: logger)
       simulator = local
       chosen = local
     case .http2:
@@ -55,7 +55,8 @@ public func buildNotifyGateway(
       chosen = try configuration.curlAPNsTransport(clock: clock, logger: logger)
     }
   }
-  let transportServices = (chosen as? any LifecycleService).map { [$0] } ?? []
+  var transportServices = (chosen as? any LifecycleService).map { [$0] } ?? []
+  if let simulator { transportServices.append(simulator.journalFlusher(logger: logger)) }
   let database = try DatabaseLocation(
     settings: configuration.settings, sqlitePath: configuration.databasePath
   )

@@ -38,6 +38,8 @@ public struct NotifyGatewayConfiguration: Sendable {
   /// This replica's name on the pushes it claims: one per replica, the same across its restarts
   /// (a restarted replica takes its claims back at once).
   public var replicaID: String
+  /// Whether the simulator keeps its record on disk (`GROCER_APNS_SIM_JOURNAL`, on unless 0).
+  public var simulatorJournal = true
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -54,6 +56,7 @@ public struct NotifyGatewayConfiguration: Sendable {
     simulatorBurst = max(1, settings.int("GROCER_APNS_SIM_BURST", default: simulatorBurst))
     simulatorFailureRate = min(1, max(0, settings.double("GROCER_APNS_SIM_FAILURE_RATE", default: 0)))
     simulatorLatency = max(0, settings.double("GROCER_APNS_SIM_LATENCY", default: 0))
+    simulatorJournal = settings.string("GROCER_APNS_SIM_JOURNAL", default: "1") != "0"
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
     apnsTransport = settings.string("GROCER_APNS_TRANSPORT", default: apnsTransport).lowercased()

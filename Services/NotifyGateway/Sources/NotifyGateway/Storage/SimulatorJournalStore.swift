@@ -1,0 +1,108 @@
+import APNsSimulator
+import Foundation
+import GrocerCore
+import GrocerDatabase
+import GrocerRuntime
+import GrocerStorage
+import Synchronization
+
+/// The APNs simulator's record on disk: one row per push in a SQLite file of its own in the data
+/// folder (`apns-simulator.sqlite`), apart from the service's database so its writes never wait
+/// for the gateway's own. A token's older rows go once it has `keep` and half as many again, so
+/// pruning costs a statement per token now and then, not per push.
+public final class SimulatorJournalStore: SimulatorJournal {
+  private let database: any SQLDatabase
+
+  public init(database: any SQLDatabase) { self.database = database }
+
+  /// The journal's file in `dataDirectory`, opened and migrated.
+  public convenience init(dataDirectory: String, logger: Logger) throws {
+    try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+    self.init(
+      database: try DatabaseLocation.sqlite(path: dataDirectory + "/apns-simulator.sqlite").open(
+        migrations: Self.migrations, logger: logger))
+  }
+
+  static let migrations = [
+    Migration(
+      version: 1, name: "what each token received",
+      sql: """
+        CREATE TABLE simulator_pushes (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          token TEXT NOT NULL,
+          received_at REAL NOT NULL,
+          status INTEGER NOT NULL,
+          reason TEXT,
+          headers TEXT NOT NULL,
+          body BLOB NOT NULL
+        );
+        CREATE INDEX simulator_pushes_token ON simulator_pushes(token, id);
+        """)
+  ]
+
+  public func load() throws -> [String: [APNsSimulator.Received]] {
+    let kept = try database.read { db in
+      var kept: [String: [APNsSimulator.Received]] = [:]
+      for row in try db.query(
+        "SELECT token, received_at, status, reason, headers, body FROM simulator_pushes ORDER BY id")
+      {
+        kept[try row.string(0), default: []].append(
+          APNsSimulator.Received(
+            receivedAt: Date(timeIntervalSince1970: try row.double(1)), status: try row.int(2),
+            reason: try row.optionalString(3),
+            headers: try JSON.decode([String: String].self, from: Data(try row.string(4).utf8)),
+            body: Array(try row.data(5))))
+      }
+      return kept
+    }
+    rows.withLock { $0 = kept.mapValues(\.count) }
+    return kept
+  }
+
+  /// Rows per token, so pruning needs no count from the database.
+  private let rows = Mutex<[String: Int]>([:])
+
+  /// Rows a statement inserts at most (6 values each, far below SQLite's bound on parameters).
+  static let rowsPerInsert = 100
+
+  public func append(_ pushes: [(token: String, received: APNsSimulator.Received)], keep: Int) throws {
+    var counts = rows.withLock { $0 }
+    for (token, _) in pushes { counts[token, default: 0] += 1 }
+    let prune = counts.filter { $0.value >= keep + max(1, keep / 2) }.map(\.key)
+    try database.write { db in
+      for start in stride(from: 0, to: pushes.count, by: Self.rowsPerInsert) {
+        let chunk = pushes[start..<min(pushes.count, start + Self.rowsPerInsert)]
+        var bindings: [any SQLBindable] = []
+        bindings.reserveCapacity(chunk.count * 6)
+        for (token, received) in chunk {
+          bindings += [
+            token, received.receivedAt.timeIntervalSince1970, received.status, received.reason,
+            String(decoding: try JSON.encode(received.headers), as: UTF8.self), received.bodyBytes,
+          ]
+        }
+        try db.execute(
+          "INSERT INTO simulator_pushes (token, received_at, status, reason, headers, body) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", "),
+          bindings: bindings)
+      }
+      for token in prune {
+        try db.execute(
+          """
+          DELETE FROM simulator_pushes WHERE token = ? AND id < (
+            SELECT MIN(id) FROM (SELECT id FROM simulator_pushes WHERE token = ? ORDER BY id DESC LIMIT ?) newest)
+          """, token, token, keep)
+      }
+    }
+    for token in prune { counts[token] = keep }
+    rows.withLock { $0 = counts }
+  }
+}
+
+extension APNsSimulator {
+  /// Writes what the simulator recorded to its journal every 100 ms, and once more at shutdown.
+  public func journalFlusher(logger: Logger) -> PeriodicTask {
+    PeriodicTask(name: "simulator-journal", interval: .milliseconds(100), logger: logger, finalRound: true) {
+      try await runBlocking { try self.flush() }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import APNsSimulator
+import Foundation
+import GrocerCore
+import GrocerStorage
+import Testing
+
+@testable import NotifyGateway
+
+/// The simulator's record outlives its process: what was flushed is there after a restart,
+/// newest kept per token, and the file stays bounded.
+@Suite struct SimulatorJournalTests {
+  static let bundle = "com.grocer.app"
+
+  static func push(_ simulator: APNsSimulator, _ token: String, _ n: Int) async throws -> APNsResponse {
+    try await simulator.send(
+      APNsRequest(
+        token: token, pushType: .alert, topic: bundle, priority: 5, expiration: nil,
+        id: UUID().uuidString.lowercased(), payload: Array(#"{"aps":{"alert":"push \#(n)"}}"#.utf8)))
+  }
+
+  @Test func aRestartedSimulatorShowsWhatItsDevicesReceivedBefore() async throws {
+    let directory = NSTemporaryDirectory() + "grocer-sim-journal-\(UUID().uuidString.prefix(8))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var options = APNsSimulator.Options(bundleID: Self.bundle)
+    options.keepPerToken = 20
+    options.perTokenBurst = 1000
+    let (busy, quiet) = (String(repeating: "ab", count: 32), String(repeating: "cd", count: 32))
+    let store = try SimulatorJournalStore(dataDirectory: directory, logger: .discarding())
+    let first = APNsSimulator(options: options, journal: store)
+    try first.restore()
+    for n in 1...45 { _ = try await Self.push(first, busy, n) }
+    first.unregister(quiet)
+    _ = try await Self.push(first, quiet, 1)
+    try first.flush()
+    // Pushed after the last flush: lost with the process, as a crash would lose them.
+    _ = try await Self.push(first, busy, 46)
+
+    let second = APNsSimulator(
+      options: options, journal: try SimulatorJournalStore(dataDirectory: directory, logger: .discarding()))
+    try second.restore()
+    let kept = second.received(by: busy)
+    #expect(kept.count == 20)
+    #expect(kept.map { $0.payload["aps"]?["alert"] } == (26...45).map { .string("push \($0)") })
+    #expect(Array(kept.dropFirst()).map(\.headers) == first.received(by: busy).dropLast().map(\.headers))
+    #expect(second.received(by: quiet).map(\.status) == [410])
+    #expect(second.received(by: quiet).first?.reason == "Unregistered")
+    // The file holds at most about half as many again as kept.
+    let rows =
+      try SimulatorJournalStore(dataDirectory: directory, logger: .discarding()).load()[busy]?.count ?? 0
+    #expect((20...30).contains(rows), "\(rows) rows for one token")
+    // Nothing to flush is nothing written.
+    try second.flush()
+  }
+}
