@@ -134,11 +134,7 @@ faults: build-tests broker
 	  bash deploy/check/reap-orphans.sh; exit $${status:-0}
 
 bench: build broker
-	@set -e; for script in Benchmarks/*/run.sh; do \
-	  echo "=== $$script"; \
-	  GROCER_BIN_DIR="$(BIN_DIR)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" \
-	    bash "$$script"; \
-	done
+	@GROCER_BIN_DIR="$(BIN_DIR)" GROCER_RABBITMQ_SCRIPT="$(RABBITMQ)" bash Benchmarks/run-all.sh
 
 format:
 	$(SWIFT_FORMAT) format --in-place --recursive $(SOURCES)

@@ -43,5 +43,19 @@ echo "== full speed: $MAX_RATE tracking.updated/s offered for ${MAX_SECONDS} s, 
   --chart "$OUT/push-max.svg" | tee "$OUT/push-max.txt"
 
 echo
-echo "targets (issue 6): >= 5,000 pushes/s sustained; p99 event -> push < 100 ms at 1,000/s"
 echo "charts: $OUT/push-1000.svg $OUT/push-max.svg"
+# The numbers the tool printed: pushes/s of a run, its p99 event -> push in ms, its peak memory.
+rate_of() { sed -n 's/.*pushes delivered.*(\([0-9.]*\) \/s.*/\1/p' "$1" | head -n 1; }
+p99_of() { sed -n 's/.*event → push.* p99 \([0-9.]*\) ms.*/\1/p' "$1" | head -n 1; }
+memory_of() { sed -n 's/.*peak memory *\([0-9.]*\) MB.*/\1/p' "$1" | head -n 1; }
+verdict() { if awk "BEGIN { exit !($2) }" 2>/dev/null; then echo "  ok    $1"; else echo "  MISS  $1"; fi; }
+echo "Targets (issues 6 and 25):"
+full_rate="$(rate_of "$OUT/push-max.txt")"; full_p99="$(p99_of "$OUT/push-max.txt")"
+paced_p99="$(p99_of "$OUT/push-1000.txt")"
+verdict "full speed ${full_rate:-?} pushes/s >= 5000 ($MAX_ORDERS activities)" "${full_rate:-0} >= 5000"
+verdict "full speed event -> push p99 ${full_p99:-?} ms < 1000 ms" "${full_p99:-99999} < 1000"
+verdict "at 1,000/s event -> push p99 ${paced_p99:-?} ms < 100 ms" "${paced_p99:-99999} < 100"
+for run in 1000 max; do
+  memory="$(memory_of "$OUT/push-$run.txt")"
+  verdict "peak memory ${memory:-?} MB < 60 MB ($run)" "${memory:-99999} < 60"
+done
