@@ -4,6 +4,12 @@ import Testing
 
 @testable import StockService
 
+/// A reply is remembered only for a query asked before: as a repeated request does.
+private func rememberAsked(_ cache: StockCache, _ reply: StockReply, query: String, lookup: StockLookup) {
+  cache.remember(reply, hub: "h1", query: query, lookup: lookup)
+  cache.remember(reply, hub: "h1", query: query, lookup: lookup)
+}
+
 /// Whole replies remembered by the cache: served only while no count they hold has moved and
 /// their oldest count is fresh.
 @Suite struct StockCacheReplyTests {
@@ -21,10 +27,24 @@ import Testing
     )
   }
 
-  @Test func aRememberedReplyIsServedWithTheRemainingFreshness() {
+  @Test func onlyAQueryAskedAgainIsRemembered() {
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
     cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start) == nil)
+    // A stream of queries each asked once remembers none of them and forgets no reply.
+    for index in 0..<(2 * StockCache.Held.askedBound) {
+      cache.remember(reply, hub: "h1", query: "ids=p1,p2&once=\(index)", lookup: lookup)
+    }
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2&once=7", now: start) == nil)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
+    #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start)?.body == reply.body)
+  }
+
+  @Test func aRememberedReplyIsServedWithTheRemainingFreshness() {
+    let cache = StockCache(timeToLive: 30)
+    let (reply, lookup) = built(cache, at: start)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     let later = cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 12.5)
     #expect(later?.body == reply.body)
     #expect(later?.asOf == start)
@@ -36,14 +56,14 @@ import Testing
   @Test func aRememberedReplyExpiresWithItsOldestCount() {
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
-    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 30) == nil)
   }
 
   @Test func anInvalidationForgetsTheReplies() {
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
-    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     cache.invalidate(hub: "h1", sku: "p2", sequence: 2)
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
   }
@@ -52,14 +72,14 @@ import Testing
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
     cache.invalidate(hub: "h1", sku: "p1", sequence: 5)  // races the request
-    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
   }
 
   @Test func removeAllForgetsTheReplies() {
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
-    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     cache.removeAll()
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start + 1) == nil)
   }
@@ -68,17 +88,17 @@ import Testing
     let cache = StockCache(timeToLive: 30)
     let (reply, lookup) = built(cache, at: start)
     for index in 0..<StockCache.maximumRepliesPerHub {
-      cache.remember(reply, hub: "h1", query: "ids=p1,p2&n=\(index)", lookup: lookup)
+      rememberAsked(cache, reply, query: "ids=p1,p2&n=\(index)", lookup: lookup)
     }
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2&n=0", now: start) != nil)
     // One more than the bound: the hub's replies are forgotten and the new one kept.
-    cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1,p2", lookup: lookup)
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2&n=0", now: start) == nil)
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start)?.body == reply.body)
     // Replacing a reply does not count twice.
     for _ in 0..<10 { cache.remember(reply, hub: "h1", query: "ids=p1,p2", lookup: lookup) }
     for index in 0..<(StockCache.maximumRepliesPerHub - 2) {
-      cache.remember(reply, hub: "h1", query: "ids=p2&n=\(index)", lookup: lookup)
+      rememberAsked(cache, reply, query: "ids=p2&n=\(index)", lookup: lookup)
     }
     #expect(cache.rememberedReply(hub: "h1", query: "ids=p1,p2", now: start) != nil)
   }
@@ -93,7 +113,7 @@ import Testing
     cache.fill(hub: "h1", rows: rows, readAt: start, generation: lookup.generation)
     lookup.resolve(skus: ["p1"], rows: rows, readAt: start)
     let reply = StockReplyWriter.reply(skus: ["p1"], lookup: lookup, now: start, timeToLive: 30)
-    cache.remember(reply, hub: "h1", query: "ids=p1", lookup: lookup)
+    rememberAsked(cache, reply, query: "ids=p1", lookup: lookup)
     // Another replica changed it; its event is late, but a read brought the new count here.
     cache.fill(
       hub: "h1", rows: [StockRow(sku: "p1", count: 3, sequence: 8)], readAt: start + 1,

@@ -161,18 +161,25 @@ public final class StockCache: Sendable {
     }
   }
 
-  /// Remembers `reply`, built from `lookup`, for `rememberedReply` — unless a count moved since
-  /// the lookup (then it is already stale and is dropped).
+  /// Remembers `reply`, built from `lookup`, for `rememberedReply` — only when this query was
+  /// asked before (a stream of queries each asked once, as screens of random products make,
+  /// would otherwise fill the memory with replies that never hit and rebuild it every 4,096),
+  /// and unless a count moved since the lookup (then it is already stale and is dropped).
   public func remember(_ reply: StockReply, hub: HubID, query: String, lookup: StockLookup) {
     let shard = shard(for: hub)
     // Writers take `held` first, so the accounting and the index change together.
     shard.held.withLock { heldByHub in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
-      let size = query.utf8.count + reply.body.count
       var held = heldByHub[hub] ?? Held()
+      guard held.askedBefore(query) else {
+        heldByHub[hub] = held
+        return
+      }
+      let size = query.utf8.count + reply.body.count
       if held.count >= Self.maximumRepliesPerHub || held.bytes + size > Self.maximumReplyBytesPerHub {
         shard.replies.removeAll { $0.hub == hub }
-        held = Held()
+        held.count = 0
+        held.bytes = 0
       }
       let memo = Memo(
         hub: hub, body: reply.body, asOf: reply.asOf.timeIntervalSinceReferenceDate, epoch: lookup.epoch)
@@ -242,6 +249,19 @@ public final class StockCache: Sendable {
   struct Held: Sendable {
     var count = 0
     var bytes = 0
+    /// Hashes of the queries asked once and not yet remembered; forgotten whole past `askedBound`.
+    var asked: Set<Int> = []
+
+    static let askedBound = 16_384
+
+    /// Whether `query` was asked before; notes it as asked when not.
+    mutating func askedBefore(_ query: String) -> Bool {
+      let hash = query.hashValue
+      if asked.remove(hash) != nil { return true }
+      if asked.count >= Self.askedBound { asked.removeAll(keepingCapacity: true) }
+      asked.insert(hash)
+      return false
+    }
   }
 
   /// A reply's bytes in memory of its own (no reference count to take when they are read).
