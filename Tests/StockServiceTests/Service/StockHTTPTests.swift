@@ -300,7 +300,8 @@ struct ProductBody: Encodable {
     // The first answer fills the cache, the second is asked of it, the third is remembered whole
     // (only a query asked again is).
     _ = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)")
-    #expect(fixture.app.cache.rememberedReply(hub: "h1", query: "ids=\(sku)", now: fixture.clock.now()) == nil)
+    #expect(
+      fixture.app.cache.rememberedReply(hub: "h1", query: "ids=\(sku)", now: fixture.clock.now()) == nil)
     _ = await fixture.client.get("/v1/hubs/h1/stock?ids=\(sku)")
     let remembered = fixture.app.cache.rememberedReply(
       hub: "h1", query: "ids=\(sku)", now: fixture.clock.now())
