@@ -14,13 +14,10 @@ extension StockCommands {
       guard try store.hubExists(hub, in: db) else { return nil }
       let stored = try store.catalogueLayout(hub: hub, in: db)
       guard stored.tree != tree else { return tree }
-      let now = clock.now()
-      try store.saveCatalogueLayout(
-        hub: hub, tree: tree, home: stored.home, version: stored.version + 1, at: now, in: db)
       for product in try store.products(ofHub: hub, in: db) {
         try store.index(product, hub: hub, categoryNames: product.category.map(tree.path) ?? [], in: db)
       }
-      try publishCatalogueChange(hub: hub, version: stored.version + 1, correlationID, at: now, db)
+      try saveCatalogue(hub: hub, tree: tree, home: stored.home, after: stored.version, correlationID, db)
       return tree
     }
   }
@@ -32,10 +29,7 @@ extension StockCommands {
       guard try store.hubExists(hub, in: db) else { return nil }
       let stored = try store.catalogueLayout(hub: hub, in: db)
       guard stored.home != home else { return home }
-      let now = clock.now()
-      try store.saveCatalogueLayout(
-        hub: hub, tree: stored.tree, home: home, version: stored.version + 1, at: now, in: db)
-      try publishCatalogueChange(hub: hub, version: stored.version + 1, correlationID, at: now, db)
+      try saveCatalogue(hub: hub, tree: stored.tree, home: home, after: stored.version, correlationID, db)
       return home
     }
   }
@@ -71,9 +65,8 @@ extension StockCommands {
       throw StockStoreError.domain(.unknownCategory(category))
     }
     try store.index(product, hub: hub, categoryNames: product.category.map(layout.tree.path) ?? [], in: db)
-    try store.saveCatalogueLayout(
-      hub: hub, tree: layout.tree, home: layout.home, version: layout.version + 1, at: now, in: db)
-    try publishCatalogueChange(hub: hub, version: layout.version + 1, correlationID, at: now, db)
+    try saveCatalogue(
+      hub: hub, tree: layout.tree, home: layout.home, after: layout.version, correlationID, db)
   }
 
   /// Raises `hub`'s catalogue version with its `catalogue.changed`, for a change stored apart
@@ -82,14 +75,17 @@ extension StockCommands {
     throws
   {
     let layout = try store.catalogueLayout(hub: hub, in: db)
-    try store.saveCatalogueLayout(
-      hub: hub, tree: layout.tree, home: layout.home, version: layout.version + 1, at: now, in: db)
-    try publishCatalogueChange(hub: hub, version: layout.version + 1, correlationID, at: now, db)
+    try saveCatalogue(
+      hub: hub, tree: layout.tree, home: layout.home, after: layout.version, correlationID, db)
   }
 
-  private func publishCatalogueChange(
-    hub: HubID, version: Int64, _ correlationID: String?, at now: Date, _ db: any SQLConnection
+  /// Stores `hub`'s tree and home at the version after `current` with its `catalogue.changed`.
+  private func saveCatalogue(
+    hub: HubID, tree: CategoryTree, home: HomeLayout, after current: Int64, _ correlationID: String?,
+    _ db: any SQLConnection
   ) throws {
+    let (now, version) = (clock.now(), current + 1)
+    try store.saveCatalogueLayout(hub: hub, tree: tree, home: home, version: version, at: now, in: db)
     try store.append(
       CatalogueChanged(hub: hub, version: version).message(
         id: ids.next(), occurredAt: now, correlationId: correlationID),
