@@ -389,7 +389,9 @@ public struct CartChanged: Codable, Hashable, Sendable {
     self.reason = reason
   }
 
-  public static func subject(userId: String, hub: HubID) -> String { "cart/\(userId)/\(hub)" }
+  public static func subject(userId: String, hub: HubID) -> String {
+    EventSubject.cart(userId: userId, hub: hub)
+  }
 }
 
 extension CartView {

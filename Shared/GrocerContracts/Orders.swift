@@ -1,8 +1,8 @@
 import Foundation
 import GrocerCore
 
-/// Event types OrderService publishes (= routing keys on `grocer.events`). Subject `order/<id>`
-/// is not used: the subject is the order id itself, and `sequence` the order's event version.
+/// Event types OrderService publishes (= routing keys on `grocer.events`), with the subject
+/// `order/<id>` and sequence 1 (an order ends once).
 public enum OrderEventType {
   public static let confirmed = StockEventType.orderConfirmed
   public static let declined = StockEventType.orderDeclined

@@ -51,7 +51,7 @@ public struct StockChanged: Codable, Hashable, Sendable {
     self.reason = reason
   }
 
-  public static func subject(hub: HubID, sku: SKU) -> String { hub + "/" + sku }
+  public static func subject(hub: HubID, sku: SKU) -> String { EventSubject.stock(hub: hub, sku: sku) }
 
   /// The event's message; `version` is the product's version after the change. Written in one
   /// pass by hand: every reservation publishes one per line (what Codable would cost:
@@ -122,7 +122,7 @@ public struct HubChanged: Codable, Hashable, Sendable {
   /// The hub this payload describes.
   public var value: Hub { Hub(id: hub, name: name, hours: hours, pricing: pricing, currency: currency) }
 
-  public static func subject(hub: HubID) -> String { "hub/" + hub }
+  public static func subject(hub: HubID) -> String { EventSubject.hub(hub) }
 
   /// The event's message; `version` is the hub's version after the change.
   public func message(
@@ -145,7 +145,7 @@ public struct CatalogueChanged: Codable, Hashable, Sendable {
     self.version = version
   }
 
-  public static func subject(hub: HubID) -> String { "catalogue/" + hub }
+  public static func subject(hub: HubID) -> String { EventSubject.catalogue(hub: hub) }
 
   public func message(id: String, occurredAt: Date, correlationId: String?) throws -> OutgoingMessage {
     try EventEnvelope.message(

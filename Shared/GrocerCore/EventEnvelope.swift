@@ -2,8 +2,9 @@ import Foundation
 
 /// The envelope of every event on `grocer.events`.
 ///
-/// `subject` names the aggregate (`hub/sku`, an order id) and `sequence` is that aggregate's
-/// version, so a consumer can drop an event older than one it already applied.
+/// `subject` names the aggregate with its kind (`stock/<hub>/<sku>`, `order/<id>`: see
+/// `EventSubject`) and `sequence` is that subject's version, so a consumer can drop an event
+/// older than one it already applied for the same subject.
 public struct EventEnvelope: Codable, Hashable, Sendable {
   public var id: String
   public var type: String

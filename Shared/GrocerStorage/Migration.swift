@@ -32,3 +32,34 @@ public struct Migration: Hashable, Sendable {
     }
   }
 }
+
+extension Migration {
+  /// Gives the subjects of events still waiting in the outbox their kind (`kinds` maps an event
+  /// type to it: `tracking.updated` → `tracking`), for the change that made subjects name their
+  /// kind. The envelope is rewritten where it was written, as text (`"subject":"` then the id).
+  /// The dialects differ: PostgreSQL keeps the body as `bytea`, converted to text and back.
+  public static func prefixingOutboxSubjects(version: Int, kinds: [(type: String, kind: String)]) -> Migration
+  {
+    func statement(_ type: String, _ kind: String, text: String, bytes: (String) -> String, contains: String)
+      -> String
+    {
+      let from = #"'"subject":"'"#
+      let to = #"'"subject":""# + kind + #"/'"#
+      return "UPDATE outbox SET body = \(bytes("replace(\(text), \(from), \(to))")) WHERE type = '\(type)'"
+        + " AND \(contains);"
+    }
+    let sqlite = kinds.map { type, kind in
+      statement(
+        type, kind, text: "CAST(body AS TEXT)", bytes: { "CAST(\($0) AS BLOB)" },
+        contains: #"instr(CAST(body AS TEXT), '"subject":""# + kind + #"/') = 0"#)
+    }
+    let postgres = kinds.map { type, kind in
+      statement(
+        type, kind, text: "convert_from(body, 'UTF8')", bytes: { "convert_to(\($0), 'UTF8')" },
+        contains: #"position('"subject":""# + kind + #"/' in convert_from(body, 'UTF8')) = 0"#)
+    }
+    return Migration(
+      version: version, name: "event subjects name their kind",
+      sql: sqlite.joined(separator: "\n"), postgres: postgres.joined(separator: "\n"))
+  }
+}

@@ -16,7 +16,7 @@ import Testing
   private func envelope(correlationId: String? = "req-1") throws -> EventEnvelope {
     try EventEnvelope(
       id: "evt-1", type: "stock.changed", occurredAt: occurredAt, source: "stock-service",
-      correlationId: correlationId, subject: "h1/p1", sequence: 7,
+      correlationId: correlationId, subject: "stock/h1/p1", sequence: 7,
       payload: StockChanged(hub: "h1", sku: "p1", count: 12, changedAt: occurredAt.addingTimeInterval(-5)))
   }
 
@@ -25,7 +25,7 @@ import Testing
     let expected = try envelope(correlationId: correlationId)
     let message = try EventEnvelope.message(
       id: "evt-1", type: "stock.changed", occurredAt: occurredAt, source: "stock-service",
-      correlationId: correlationId, subject: "h1/p1", sequence: 7,
+      correlationId: correlationId, subject: "stock/h1/p1", sequence: 7,
       payload: StockChanged(hub: "h1", sku: "p1", count: 12, changedAt: occurredAt.addingTimeInterval(-5)))
     #expect(try JSON.decode(EventEnvelope.self, from: message.body) == expected)
     let reference = try expected.message()
@@ -74,7 +74,7 @@ import Testing
       ])
     #expect(json["occurredAt"] as? String == "2026-10-20T18:42:00Z")
     #expect(json["sequence"] as? Int == 7)
-    #expect(json["subject"] as? String == "h1/p1")
+    #expect(json["subject"] as? String == "stock/h1/p1")
     let data = try #require(json["data"] as? [String: Any])
     #expect(data["changedAt"] as? String == "2026-10-20T18:41:55Z")
     #expect(data["count"] as? Int == 12)

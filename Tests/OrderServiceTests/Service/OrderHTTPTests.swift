@@ -220,7 +220,7 @@ final class ScriptedClients: CheckoutClients {
         }
       }.first)
     #expect(envelope.type == "order.confirmed")
-    #expect(envelope.subject == placed.orderId)
+    #expect(envelope.subject == "order/" + placed.orderId)
     #expect(envelope.sequence == 1)
     let payload = try envelope.payload(as: OrderConfirmed.self)
     #expect(payload.userId == "u1")

@@ -34,7 +34,7 @@ import Testing
       EventEnvelope.self,
       from: try #require(world.store.database.read { try Outbox.pending(limit: 1, in: $0) }.first)
         .message.body)
-    #expect(event.subject == orderId)
+    #expect(event.subject == EventSubject.order(orderId))
     #expect(try world.simulator.ledger().isEmpty)
   }
 

@@ -35,7 +35,9 @@ import Testing
   }
 
   func reasons(of sku: SKU, hub: HubID = "h1") throws -> [String?] {
-    try events().filter { $0.subject == "\(hub)/\(sku)" }.map { try $0.payload(as: StockChanged.self).reason }
+    try events().filter { $0.subject == "stock/\(hub)/\(sku)" }.map {
+      try $0.payload(as: StockChanged.self).reason
+    }
   }
 
   func sku(minimum: Int) -> SKU {

@@ -15,7 +15,7 @@ import Testing
     #expect(message.messageID == "e1")
     let envelope = try JSON.decode(EventEnvelope.self, from: message.body)
     #expect(envelope.type == "stock.changed")
-    #expect(envelope.subject == "h1/p1")
+    #expect(envelope.subject == "stock/h1/p1")
     #expect(envelope.sequence == 12)
     #expect(envelope.source == "stock-service")
     #expect(envelope.correlationId == "r1")
@@ -55,7 +55,7 @@ import Testing
     #expect(byHand.payload == payload)
     #expect(byHand.payload == byDecoder.payload)
     #expect(byHand.id == "e1" && byHand.sequence == 9 && byHand.correlationId == "r1")
-    #expect(byHand.subject == "h1/p1" || byHand.subject == "h2/p2")
+    #expect(byHand.subject == "stock/h1/p1" || byHand.subject == "stock/h2/p2")
     #expect(byHand.occurredAt == byDecoder.occurredAt)
   }
 
@@ -145,7 +145,7 @@ import Testing
       id: "e1", occurredAt: date("2026-10-20T18:42:00Z"), correlationId: nil, version: 41)
     var reader = JSONReader(message.body)
     let head = try CacheInvalidationHandler.Head(reading: &reader)
-    #expect(head.type == "stock.changed" && head.subject == "h1/p/1" && head.sequence == 41)
+    #expect(head.type == "stock.changed" && head.subject == "stock/h1/p/1" && head.sequence == 41)
     let decoded = try JSONDecoder().decode(CacheInvalidationHandler.Head.self, from: message.body)
     #expect(decoded.type == head.type && decoded.subject == head.subject && decoded.sequence == head.sequence)
     var partial = JSONReader(Data(#"{"type":"stock.changed","subject":"h1/p1"}"#.utf8))

@@ -129,7 +129,7 @@ import Testing
     #expect(events.count == eventsBefore + 1)
     let event = try #require(events.last)
     #expect(event.type == "stock.changed")
-    #expect(event.subject == "h1/\(sku)")
+    #expect(event.subject == "stock/h1/\(sku)")
     #expect(event.correlationId == "req-take-1")
     #expect(try event.payload(as: StockChanged.self).available == 3)
     #expect(event.sequence == 2)
@@ -172,7 +172,7 @@ import Testing
     let product = try fixture.app.store.product(hub: "h1", sku: "oat-1")
     #expect(product?.product.price.minorUnits == 219)
     #expect(product?.version == 2)
-    let events = try fixture.outbox().filter { $0.subject == "h1/oat-1" }
+    let events = try fixture.outbox().filter { $0.subject == "stock/h1/oat-1" }
     #expect(events.map(\.sequence) == [1, 2])
   }
 

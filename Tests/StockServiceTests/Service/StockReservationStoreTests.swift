@@ -54,7 +54,7 @@ import Testing
     let fixture = try StockFixture()
     let sku = fixture.sku(minimum: 5)
     func events() throws -> [String] {
-      try fixture.outbox().filter { $0.subject == "h1/\(sku)" }.map {
+      try fixture.outbox().filter { $0.subject == "stock/h1/\(sku)" }.map {
         try $0.payload(as: StockChanged.self).reason ?? ""
       }
     }

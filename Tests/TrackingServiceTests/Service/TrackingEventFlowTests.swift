@@ -57,7 +57,9 @@ import Testing
       _ = await fixture.status(orderId, #"{"status":"delivered"}"#, as: fixture.rider())
 
       let all = await eventually(timeout: .seconds(15)) {
-        received.all.filter { $0.subject == orderId && $0.source == fixture.configuration.serviceName }.count
+        received.all.filter {
+          $0.subject == "tracking/" + orderId && $0.source == fixture.configuration.serviceName
+        }.count
           >= 5
       }
       #expect(all)
@@ -67,7 +69,7 @@ import Testing
       let updates = received.all.filter {
         // Another TrackingService on this broker (`make run`'s) tracks the order too: only this
         // one's events count.
-        $0.subject == orderId && $0.type == TrackingEventType.updated
+        $0.subject == "tracking/" + orderId && $0.type == TrackingEventType.updated
           && $0.source == fixture.configuration.serviceName && seen.insert($0.id).inserted
       }
       #expect(

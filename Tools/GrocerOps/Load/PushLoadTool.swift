@@ -149,7 +149,7 @@ public final class PushLoadTool: Sendable {
         try EventEnvelope(
           id: "\(order)-token", type: TrackingEventType.liveActivityToken, occurredAt: now,
           source: "push-load",
-          correlationId: nil, subject: order, sequence: 1,
+          correlationId: nil, subject: EventSubject.liveActivity(order), sequence: 1,
           payload: LiveActivityToken(
             orderId: order, userId: "u-\(order)", hub: "h1",
             token: String(format: "%016x", chunk + offset) + String(repeating: "ab", count: 72))
@@ -251,7 +251,7 @@ public final class PushLoadTool: Sendable {
     return EventEnvelope.message(
       id: "\(order)-v\(version)", type: TrackingEventType.updated, occurredAt: generatedAt,
       source: "push-load",
-      correlationId: nil, subject: order, sequence: version,
+      correlationId: nil, subject: EventSubject.tracking(order), sequence: version,
       payloadJSON: TrackingUpdated(
         userId: "u-\(order)", hub: "h1", snapshot: snapshot, changed: changed, previousStatus: stage
       ).jsonBytes)

@@ -3,7 +3,7 @@ import GrocerContracts
 import GrocerCore
 
 /// The events an order's end publishes, built from the order as the checkout holds it. Each
-/// names the order as its subject, with sequence 1: an order ends once.
+/// has the subject `order/<id>`, with sequence 1: an order ends once.
 public enum OrderEvents {
   /// `order.confirmed`: CartService empties the cart, StockService commits the reservation,
   /// TrackingService starts tracking.
@@ -19,7 +19,8 @@ public enum OrderEvents {
     // Written in one pass by hand (no JSONValue round trip, no JSONEncoder): one per order.
     return EventEnvelope.message(
       id: id, type: OrderEventType.confirmed, occurredAt: now, source: OrderEventType.source,
-      correlationId: order.correlationID, subject: order.orderId, sequence: 1, payloadJSON: payload.jsonBytes)
+      correlationId: order.correlationID, subject: EventSubject.order(order.orderId), sequence: 1,
+      payloadJSON: payload.jsonBytes)
   }
 
   /// `order.declined` or `order.cancelled`: StockService releases the reservation.
@@ -30,6 +31,6 @@ public enum OrderEvents {
       orderId: order.orderId, userId: order.userId, hub: order.hub, reason: reason, message: message)
     return try EventEnvelope.message(
       id: id, type: type, occurredAt: now, source: OrderEventType.source, correlationId: order.correlationID,
-      subject: order.orderId, sequence: 1, payload: payload)
+      subject: EventSubject.order(order.orderId), sequence: 1, payload: payload)
   }
 }

@@ -1,3 +1,4 @@
+import GrocerContracts
 import GrocerStorage
 
 /// OrderService's tables, numbered; a released migration is never edited, only followed.
@@ -113,5 +114,11 @@ enum OrderSchema {
         ALTER TABLE orders ADD COLUMN driver TEXT;
         ALTER TABLE orders ADD COLUMN driven_until DOUBLE PRECISION;
         """),
+    // Events written before subjects named their kind and not yet relayed leave as `order/<id>`.
+    .prefixingOutboxSubjects(
+      version: 3,
+      kinds: [OrderEventType.confirmed, OrderEventType.declined, OrderEventType.cancelled].map {
+        ($0, "order")
+      }),
   ]
 }

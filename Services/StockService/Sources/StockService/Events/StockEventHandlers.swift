@@ -63,22 +63,23 @@ struct CacheInvalidationHandler: Sendable {
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
     // Only the head is read: every replica sees every stock event, so this runs often, and
-    // the subject (`hub/sku`) and sequence are all that invalidation needs.
+    // the subject (`stock/<hub>/<sku>`) and sequence are all that invalidation needs.
     guard let head = try? JSON.read(Head.self, from: delivery.body) else {
       logger.warning("undecodable stock event dropped", ["event.type": delivery.routingKey])
       return .reject
     }
-    let parts = head.subject.split(separator: "/", maxSplits: 1)
     switch head.type {
-    case StockEventType.stockChanged where parts.count == 2:
-      let hub = String(parts[0])
+    case StockEventType.stockChanged:
+      guard let (hub, sku) = EventSubject.stockParts(head.subject) else { break }
       hubs.insert(hub)
-      cache.invalidate(hub: hub, sku: String(parts[1]), sequence: head.sequence)
-    case StockEventType.hubChanged where parts.count == 2 && parts[0] == "hub":
-      hubs.insert(String(parts[1]))
-      catalogue.invalidate(hub: String(parts[1]))
-    case StockEventType.catalogueChanged where parts.count == 2 && parts[0] == "catalogue":
-      catalogue.invalidate(hub: String(parts[1]))
+      cache.invalidate(hub: hub, sku: sku, sequence: head.sequence)
+    case StockEventType.hubChanged:
+      guard let hub = EventSubject.id(of: head.subject, kind: "hub") else { break }
+      hubs.insert(hub)
+      catalogue.invalidate(hub: hub)
+    case StockEventType.catalogueChanged:
+      guard let hub = EventSubject.id(of: head.subject, kind: "catalogue") else { break }
+      catalogue.invalidate(hub: hub)
     default:
       break
     }

@@ -1,3 +1,4 @@
+import GrocerContracts
 import GrocerStorage
 
 /// StockService's tables, numbered; a released migration is never edited, only followed.
@@ -192,5 +193,7 @@ enum StockSchema {
         );
         CREATE INDEX product_search_document ON product_search USING GIN (document);
         """),
+    // `stock.changed` written before subjects named their kind and not yet relayed.
+    .prefixingOutboxSubjects(version: 5, kinds: [(StockEventType.stockChanged, "stock")]),
   ]
 }

@@ -126,7 +126,8 @@ public final class TrackingCommands: Sendable {
       try store.append(
         try EventEnvelope(
           id: self.ids.next(), type: TrackingEventType.liveActivityToken, occurredAt: now,
-          source: self.source, correlationId: correlationID, subject: orderId, sequence: version,
+          source: self.source, correlationId: correlationID, subject: EventSubject.liveActivity(orderId),
+          sequence: version,
           payload: payload), in: db)
       return true
     }
@@ -173,7 +174,7 @@ public final class TrackingCommands: Sendable {
     try store.append(
       EventEnvelope.message(
         id: ids.next(), type: TrackingEventType.updated, occurredAt: record.generatedAt,
-        source: source, correlationId: correlationID, subject: record.orderId,
+        source: source, correlationId: correlationID, subject: EventSubject.tracking(record.orderId),
         sequence: record.version, payloadJSON: record.update(changed: changed, previous: previous).jsonBytes),
       in: db)
   }

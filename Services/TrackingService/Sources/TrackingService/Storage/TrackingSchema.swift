@@ -1,3 +1,4 @@
+import GrocerContracts
 import GrocerStorage
 
 /// TrackingService's tables, numbered; a released migration is never edited, only followed.
@@ -65,6 +66,11 @@ package enum TrackingSchema {
         );
         CREATE INDEX tracking_by_user ON tracking(user_id, placed_at);
         CREATE INDEX tracking_running_late ON tracking(eta_latest) WHERE finished_at IS NULL;
-        """)
+        """),
+    // Events written before subjects named their kind and not yet relayed: an order's tracking
+    // and its Live Activity token had one subject (the order id) and two counters.
+    .prefixingOutboxSubjects(
+      version: 2,
+      kinds: [(TrackingEventType.updated, "tracking"), (TrackingEventType.liveActivityToken, "liveActivity")]),
   ]
 }
