@@ -3,11 +3,11 @@ import GrocerCore
 
 /// Event types TrackingService publishes.
 public enum TrackingEventType {
-  /// Every accepted change of an order's tracking: `TrackingUpdated`, subject the order id,
-  /// sequence the tracking version.
+  /// Every accepted change of an order's tracking: `TrackingUpdated`, subject
+  /// `tracking/<orderId>`, sequence the tracking version.
   public static let updated = "tracking.updated"
   /// A Live Activity push token registered (or replaced) for an order: `LiveActivityToken`,
-  /// subject the order id, sequence the token's own counter.
+  /// subject `liveActivity/<orderId>`, sequence the count of the order's tokens.
   public static let liveActivityToken = "liveActivity.token"
   public static let source = "tracking-service"
 }
@@ -53,9 +53,10 @@ public struct RiderView: Codable, Hashable, Sendable {
 }
 
 /// The tracking snapshot, exactly as `GET /v1/orders/{id}/tracking` answers it:
-/// `{ orderId, version, status, problem, eta, rider, destination, generatedAt }`. `problem` holds
-/// the message of a `problem` or the reason of a `cancelled`; `destination` is null only for an
-/// order placed without `deliverTo`.
+/// `{ orderId, version, status, problem, eta, rider, destination, generatedAt, liveActivity }`.
+/// `problem` holds the message of a `problem` or the reason of a `cancelled`; `destination` is
+/// null only for an order placed without `deliverTo`. `liveActivity` (what the lock screen shows,
+/// from the push outcomes) is in replies only, never in `tracking.updated`, and outside `version`.
 public struct TrackingSnapshot: Codable, Hashable, Sendable {
   public var orderId: String
   public var version: Int64
@@ -65,11 +66,12 @@ public struct TrackingSnapshot: Codable, Hashable, Sendable {
   public var rider: RiderView?
   public var destination: GeoPoint?
   public var generatedAt: Date
+  public var liveActivity: LiveActivityView?
 
   public init(
     orderId: String, version: Int64, status: TrackingStatus, problem: String?, eta: ETARange?,
     rider: RiderView?,
-    destination: GeoPoint?, generatedAt: Date
+    destination: GeoPoint?, generatedAt: Date, liveActivity: LiveActivityView? = nil
   ) {
     self.orderId = orderId
     self.version = version
@@ -79,6 +81,7 @@ public struct TrackingSnapshot: Codable, Hashable, Sendable {
     self.rider = rider
     self.destination = destination
     self.generatedAt = generatedAt
+    self.liveActivity = liveActivity
   }
 
   public func encode(to encoder: any Encoder) throws {
@@ -91,6 +94,37 @@ public struct TrackingSnapshot: Codable, Hashable, Sendable {
     try container.encode(rider, forKey: .rider)
     try container.encode(destination, forKey: .destination)
     try container.encode(generatedAt, forKey: .generatedAt)
+    try container.encodeIfPresent(liveActivity, forKey: .liveActivity)
+  }
+}
+
+/// Whether the order's Live Activity on the lock screen shows the current tracking:
+/// `{ "state": "current" | "stale" | "ended" | "none", "lastPushAt": time | null }`.
+public struct LiveActivityView: Codable, Hashable, Sendable {
+  public enum State: String, Codable, Hashable, Sendable {
+    /// The last push was delivered and the card has not passed its stale date.
+    case current
+    /// A push failed since the last delivery, or the card passed its stale date.
+    case stale
+    /// The final push (`event: end`) was delivered.
+    case ended
+    /// No activity: no token registered, or APNs said the token is gone.
+    case none
+  }
+
+  public var state: State
+  /// When APNs last accepted a push for the activity (nil: none yet).
+  public var lastPushAt: Date?
+
+  public init(state: State, lastPushAt: Date?) {
+    self.state = state
+    self.lastPushAt = lastPushAt
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(lastPushAt, forKey: .lastPushAt)
+    try container.encode(state, forKey: .state)
   }
 }
 

@@ -12,7 +12,8 @@ extension TrackingSnapshot {
     return out.bytes
   }
 
-  /// Writes the snapshot as one JSON value (keys sorted, absent parts as `null`).
+  /// Writes the snapshot as one JSON value (keys sorted, absent parts as `null`, except
+  /// `liveActivity`, left out when absent as in events).
   public func write(into out: inout JSONBytes) {
     out.beginObject()
     out.key("destination")
@@ -30,6 +31,15 @@ extension TrackingSnapshot {
     }
     out.key("generatedAt")
     out.date(generatedAt)
+    if let liveActivity {
+      out.key("liveActivity")
+      out.beginObject()
+      out.key("lastPushAt")
+      if let at = liveActivity.lastPushAt { out.date(at) } else { out.null() }
+      out.key("state")
+      out.string(liveActivity.state.rawValue)
+      out.endObject()
+    }
     out.key("orderId")
     out.string(orderId)
     out.key("problem")

@@ -188,6 +188,15 @@ import Testing
     #expect(events.count >= 3, "\(events)")
     #expect(events.dropLast().allSatisfy { $0.event == "update" }, "\(events)")
     #expect(zip(events, events.dropFirst()).allSatisfy { $0.timestamp < $1.timestamp }, "\(events)")
+
+    // NotifyGateway's push.delivered reached TrackingService: the snapshot says the lock screen
+    // shows the end.
+    let lockScreen = try await eventually(timeout: .seconds(15)) {
+      let tracking = try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer)
+      let activity = (try? self.object(tracking.body)["liveActivity"]) as? [String: Any]
+      return activity?["state"] as? String == "ended" && activity?["lastPushAt"] is String
+    }
+    #expect(lockScreen, "the snapshot never said the Live Activity ended")
   }
 
   struct LiveActivityPush: Sendable, CustomStringConvertible {

@@ -44,6 +44,19 @@ import Testing
     #expect(aps(pushes[4])["dismissal-date"] != nil)
     #expect(try fixture.app.store.activity("o1")?.state.ended == true)
     #expect(try fixture.app.store.pendingCount() == 0)
+    // Each push's outcome is published, with what the device was sent.
+    let outcomes = try fixture.outcomes()
+    #expect(outcomes.map(\.type) == Array(repeating: PushEventType.delivered, count: 5))
+    #expect(outcomes.map(\.outcome.version) == [1, 2, 3, 4, 5])
+    #expect(outcomes.map(\.outcome.event) == ["update", "update", "update", "update", "end"])
+    #expect(outcomes.map(\.outcome.pushId) == pushes.map { $0.headers["apns-id"] ?? "" })
+    for (outcome, timestamp) in zip(outcomes.map(\.outcome), timestamps) {
+      #expect(outcome.tokenKind == .liveActivity && outcome.token == token && outcome.orderId == "o1")
+      #expect(outcome.userId == "u1" && outcome.pushType == "liveactivity" && outcome.priority == 10)
+      #expect(outcome.status == 200 && outcome.reason == nil && outcome.latencyMs >= 0)
+      let stale = outcome.event == "update" ? Date(timeIntervalSince1970: timestamp + 180) : nil
+      #expect(outcome.staleDate == stale)
+    }
   }
 
   @Test func onlyTheNewestPendingUpdateIsSentOlderOnesAreCoalesced() async throws {
@@ -88,6 +101,10 @@ import Testing
     await fixture.deliver()
     #expect(fixture.received(token).map(\.status) == [410])
     #expect(try fixture.app.store.activity("o4")?.token == nil)
+    let failed = try fixture.outcomes()
+    #expect(failed.map(\.type) == [PushEventType.failed])
+    #expect(failed.first?.outcome.status == 410 && failed.first?.outcome.reason == "Unregistered")
+    #expect(failed.first?.outcome.tokenIsGone == true && failed.first?.outcome.staleDate == nil)
     // A new token (the app started the activity again) gets the pending update.
     let fresh = NotifyFixture.activityToken(5)
     try fixture.activity("o4", token: fresh, sequence: 2)
@@ -110,6 +127,8 @@ import Testing
       fixture.clock.advance(by: 31)  // past any backoff
     }
     #expect(attempts == [1, 2, 3, 4, 5, 5], "one try per backoff, then delivered and done")
+    let outcomes = try fixture.outcomes()
+    #expect(outcomes.map(\.type) == [PushEventType.delivered], "retries are not outcomes; the answer is")
     #expect(try fixture.app.store.pendingCount() == 0)
     #expect(try fixture.app.store.activity("o6")?.state.lastVersion == 1)
   }
@@ -130,6 +149,9 @@ import Testing
     #expect(sent > 3 && sent <= 22, "retried, at most every 30 s within the 600 s lifetime: \(sent)")
     #expect(try fixture.app.store.pendingCount() == 0, "dropped once expired")
     #expect(fixture.app.metrics.render().contains("push_dropped_total 1"))
+    let failed = try fixture.outcomes()
+    #expect(failed.map(\.type) == [PushEventType.failed], "given up once")
+    #expect(failed.first.map { $0.outcome.status == 503 || $0.outcome.reason == "Expired" } == true)
   }
 
   @Test func alertsGoToEveryDeviceOfTheUserAndDevicesAreTheirs() async throws {
@@ -165,6 +187,14 @@ import Testing
       messageID: "m-o9", consumer: fixture.consumer)
     await fixture.deliver()
     #expect(try fixture.app.store.devices(of: "u1") == [b])
+    let alerts = try fixture.outcomes()
+    #expect(
+      alerts.map(\.type).sorted() == [
+        PushEventType.delivered, PushEventType.delivered, PushEventType.delivered, PushEventType.failed,
+      ])
+    #expect(alerts.allSatisfy { $0.outcome.tokenKind == .device && $0.outcome.pushType == "alert" })
+    #expect(alerts.filter { $0.type == PushEventType.failed }.map(\.outcome.token) == [a])
+    #expect(alerts.filter { $0.outcome.orderId == "o9" }.count == 2)
     // The simulator's record is for operators (staff), not customers.
     #expect(await fixture.client.get("/v1/sim/devices/\(b)", headers: fixture.headers("u1")).status == 403)
     let record = await fixture.client.get(

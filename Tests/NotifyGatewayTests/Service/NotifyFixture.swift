@@ -100,6 +100,18 @@ struct NotifyFixture {
 
   func received(_ token: String) -> [APNsSimulator.Received] { app.simulator?.received(by: token) ?? [] }
 
+  /// The `push.delivered` / `push.failed` events waiting in the outbox (the fixture runs no
+  /// relay), oldest first; each envelope's subject and sequence are checked on the way.
+  func outcomes() throws -> [(type: String, outcome: PushOutcome)] {
+    try app.store.database.read { try Outbox.pending(limit: 10_000, in: $0) }.map { entry in
+      let envelope = try JSON.decode(EventEnvelope.self, from: entry.message.body)
+      let outcome = try envelope.payload(as: PushOutcome.self)
+      #expect(envelope.subject == "push/" + outcome.pushId && envelope.sequence == 1)
+      #expect(envelope.source == PushEventType.source && entry.message.routingKey == envelope.type)
+      return (envelope.type, outcome)
+    }
+  }
+
   func headers(_ user: String, role: Principal.Role = .customer) -> [String: String] {
     let token = HS256Signer(secret: Self.secret).sign(
       claims: TokenClaims(

@@ -57,7 +57,7 @@ import Testing
     #expect(try !f.start(messageID: "other"))
     let record = try #require(try f.commands.store.record("o1"))
     #expect(record.version == 1)
-    #expect(f.commands.replies.entry("o1")?.version == 1)
+    #expect(f.commands.replies.entry("o1", at: Date())?.version == 1)
     let events = try f.events()
     #expect(events.count == 1)
     #expect(events.first?.0 == TrackingEventType.updated)
@@ -77,7 +77,7 @@ import Testing
     }
     #expect(changed.first == .stage)
     #expect(try f.commands.store.record("o1") == record)
-    #expect(f.commands.replies.entry("o1")?.version == 2)
+    #expect(f.commands.replies.entry("o1", at: Date())?.version == 2)
     #expect(try f.events().map(\.2) == [1, 2])
     // The same move again changes nothing and publishes nothing.
     #expect(try f.commands.move("o1", by: .picking, correlationID: nil) == .unchanged(record))

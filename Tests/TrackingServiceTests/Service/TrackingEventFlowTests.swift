@@ -83,6 +83,42 @@ import Testing
     }
   }
 
+  /// NotifyGateway's `push.delivered` and `push.failed` reach the snapshot through the broker;
+  /// an alert's outcome and one published twice change nothing more.
+  @Test func pushOutcomesOnTheBrokerSayWhatTheLockScreenShows() async throws {
+    let fixture = try TrackingFixture()
+    try await fixture.start()
+    try await withCleanup({ await fixture.stop() }) {
+      let orderId = "ord-\(UUID().uuidString.prefix(8))"
+      try fixture.place(orderId)
+      let token = String(repeating: "ab", count: 40)
+      _ = try fixture.app.commands.setLiveActivityToken(token, for: orderId, correlationID: nil)
+      let delivered = fixture.pushOutcome(orderId, token: token, status: 200, version: 1)
+      var alert = fixture.pushOutcome(orderId, token: "cd01", status: 410, version: 1, reason: "Unregistered")
+      alert.tokenKind = .device
+      alert.pushType = "alert"
+      let message = delivered.message(id: "evt-push-\(orderId)", delivered: true)
+      try await fixture.publish([
+        message, message, alert.message(id: "evt-alert-\(orderId)", delivered: false),
+      ])
+      let current = await eventually(timeout: .seconds(15)) {
+        (try? await fixture.tracking(orderId).liveActivity?.state) == .current
+          && (try? fixture.app.store.record(orderId)?.liveActivity.lastPushAt) != nil
+      }
+      #expect(current, "push.delivered never reached the snapshot")
+      fixture.clock.advance(by: 2)
+      let failed = fixture.pushOutcome(
+        orderId, token: token, status: 429, version: 2, reason: "TooManyRequests")
+      try await fixture.publish([failed.message(id: "evt-failed-\(orderId)", delivered: false)])
+      let stale = await eventually(timeout: .seconds(15)) {
+        (try? await fixture.tracking(orderId).liveActivity?.state) == .stale
+      }
+      #expect(stale, "push.failed never reached the snapshot")
+      #expect(
+        try fixture.app.store.record(orderId)?.liveActivity.revision == 3, "token, delivered once, failed")
+    }
+  }
+
   /// The database goes away (a restart, a failover) while `order.confirmed` waits: the consumer
   /// holds the message and tries it again, longer than the delivery limit's returns would last,
   /// instead of returning it until the broker parks it; once the database is back it is applied.

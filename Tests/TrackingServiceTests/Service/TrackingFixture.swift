@@ -67,7 +67,8 @@ struct TrackingFixture {
   func publishConfirmed(_ orderId: String, copies: Int = 1) async throws {
     let envelope = try EventEnvelope(
       id: "evt-\(orderId)", type: OrderEventType.confirmed, occurredAt: clock.now(),
-      source: OrderEventType.source, correlationId: "req-1", subject: orderId, sequence: 1,
+      source: OrderEventType.source, correlationId: "req-1", subject: EventSubject.order(orderId),
+      sequence: 1,
       payload: confirmed(orderId))
     let publisher = AMQPPublisher(
       configuration: TestBroker.configuration("\(configuration.serviceName)-test-publisher"),
@@ -75,6 +76,31 @@ struct TrackingFixture {
     try await publisher.start()
     #expect(await publisher.waitUntilConnected())
     try await publisher.publish(try (0..<copies).map { _ in try envelope.message() })
+    await publisher.shutdown()
+  }
+
+  /// `push.delivered` (status 200) or `push.failed` for `orderId`'s Live Activity, as NotifyGateway
+  /// publishes it, answered now.
+  func pushOutcome(
+    _ orderId: String, token: String, status: Int?, version: Int64, event: String = "update",
+    reason: String? = nil
+  ) -> PushOutcome {
+    PushOutcome(
+      pushId: "push-\(orderId)-\(version)-\(status ?? 0)", tokenKind: .liveActivity, token: token,
+      orderId: orderId,
+      userId: "u1", pushType: "liveactivity", event: event, version: version, priority: 10, status: status,
+      reason: reason, latencyMs: 30, answeredAt: clock.now(),
+      staleDate: status == 200 && event == "update" ? clock.now() + 180 : nil)
+  }
+
+  /// Publishes `messages` on `grocer.events` with a publisher of the test's own.
+  func publish(_ messages: [OutgoingMessage]) async throws {
+    let publisher = AMQPPublisher(
+      configuration: TestBroker.configuration("\(configuration.serviceName)-test-publisher"),
+      logger: .discarding(), metrics: MetricsRegistry())
+    try await publisher.start()
+    #expect(await publisher.waitUntilConnected())
+    try await publisher.publish(messages)
     await publisher.shutdown()
   }
 
@@ -122,7 +148,10 @@ struct TrackingFixture {
       try Outbox.pending(limit: 100_000, in: db).map {
         try JSON.decode(EventEnvelope.self, from: $0.message.body)
       }
-      .filter { $0.type == TrackingEventType.updated && (orderId == nil || $0.subject == orderId) }
+      .filter {
+        $0.type == TrackingEventType.updated
+          && (orderId == nil || $0.subject == orderId.map(EventSubject.tracking))
+      }
       .map { try $0.payload(as: TrackingUpdated.self) }
     }
   }

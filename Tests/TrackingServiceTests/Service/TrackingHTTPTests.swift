@@ -218,6 +218,68 @@ import Testing
     #expect(try tokens.first?.payload(as: LiveActivityToken.self).userId == "u1")
   }
 
+  /// The snapshot says what the lock screen shows, from NotifyGateway's push outcomes: none
+  /// without a token, current after a delivery until its stale date, stale after a failure,
+  /// ended after the final push; another token's answers and old ones change nothing.
+  @Test(arguments: TestEngine.allCases) func theSnapshotSaysWhetherTheLockScreenIsCurrent(
+    _ engine: TestEngine
+  )
+    async throws
+  {
+    let fixture = try TrackingFixture(engine: engine)
+    try fixture.place("o1")
+    let commands = fixture.app.commands
+    func shown() async throws -> LiveActivityView? { try await fixture.tracking("o1").liveActivity }
+    var messages = 0
+    func record(_ outcome: PushOutcome) throws -> Bool {
+      messages += 1
+      return try commands.recordPushOutcome(outcome, messageID: "m\(messages)", consumer: "t")
+    }
+    #expect(try await shown() == LiveActivityView(state: .none, lastPushAt: nil))
+    let token = String(repeating: "ab", count: 40)
+    #expect(try commands.setLiveActivityToken(token, for: "o1", correlationID: nil))
+    #expect(try await shown() == LiveActivityView(state: .current, lastPushAt: nil))
+
+    let pushedAt = Date(timeIntervalSince1970: fixture.clock.now().timeIntervalSince1970.rounded(.down))
+    fixture.clock.set(pushedAt)
+    #expect(try record(fixture.pushOutcome("o1", token: token, status: 200, version: 1)))
+    #expect(try await shown() == LiveActivityView(state: .current, lastPushAt: pushedAt))
+    #expect(
+      try !commands.recordPushOutcome(
+        fixture.pushOutcome("o1", token: token, status: 200, version: 1), messageID: "m1", consumer: "t"),
+      "the same message again")
+    // Past its stale date the card greys, though no event came.
+    fixture.clock.advance(by: 180)
+    #expect(try await shown() == LiveActivityView(state: .stale, lastPushAt: pushedAt))
+    fixture.clock.advance(by: 10)
+    #expect(try record(fixture.pushOutcome("o1", token: token, status: 200, version: 2)))
+    #expect(try await shown()?.state == .current)
+    fixture.clock.advance(by: 5)
+    #expect(
+      try record(
+        fixture.pushOutcome("o1", token: token, status: 503, version: 3, reason: "ServiceUnavailable")))
+    #expect(try await shown()?.state == .stale)
+    #expect(
+      !(try record(fixture.pushOutcome("o1", token: "cd" + token.dropFirst(2), status: 200, version: 4))))
+    #expect(try await shown()?.state == .stale, "another activity's answer")
+    fixture.clock.advance(by: 5)
+    #expect(try record(fixture.pushOutcome("o1", token: token, status: 200, version: 5, event: "end")))
+    let ended = try await shown()
+    #expect(ended == LiveActivityView(state: .ended, lastPushAt: fixture.clock.now()))
+    // The list of the customer's orders says the same.
+    let active = await fixture.client.get("/v1/orders/active", headers: fixture.customer)
+    #expect(active.bodyString.contains(#""liveActivity":{"lastPushAt":"#))
+    #expect(active.bodyString.contains(#""state":"ended""#))
+    // A new activity (token) starts again; APNs saying it is gone leaves none.
+    let second = String(repeating: "ef", count: 40)
+    #expect(try commands.setLiveActivityToken(second, for: "o1", correlationID: nil))
+    #expect(try await shown() == LiveActivityView(state: .current, lastPushAt: nil))
+    fixture.clock.advance(by: 1)
+    #expect(
+      try record(fixture.pushOutcome("o1", token: second, status: 410, version: 6, reason: "Unregistered")))
+    #expect(try await shown()?.state == LiveActivityView.State.none)
+  }
+
   /// Two replicas on one PostgreSQL database: a change through one is what the other answers
   /// next, although it had answered (and remembered) the order before.
   @Test func aReplicaAnswersTheOtherReplicasChangeAtOnce() async throws {
@@ -245,8 +307,10 @@ import Testing
       let stored = try #require(
         try fixture.app.store.database.read { _ in try fixture.app.store.record("o1") })
       #expect(
-        polled.bodyString == String(decoding: try JSON.encode(stored.snapshot), as: UTF8.self), "\(step)")
-      #expect(fixture.app.commands.replies.entry("o1")?.version == stored.version, "\(step)")
+        polled.bodyString
+          == String(decoding: try JSON.encode(stored.reply(at: fixture.clock.now())), as: UTF8.self),
+        "\(step)")
+      #expect(fixture.app.commands.replies.entry("o1", at: Date())?.version == stored.version, "\(step)")
     }
     try await check("created")
     _ = await fixture.status("o1", #"{"status":"picking"}"#)
@@ -256,7 +320,14 @@ import Testing
     _ = await fixture.status("o1", #"{"status":"onTheWay","rider":{"id":"r7","firstName":"Ana"}}"#)
     _ = await fixture.fix("o1", lat: 52.52, lng: 13.40, at: fixture.clock.now())
     try await check("fix")
+    let token = String(repeating: "ab", count: 40)
+    _ = try fixture.app.commands.setLiveActivityToken(token, for: "o1", correlationID: nil)
+    try await check("token")
+    let pushed = fixture.pushOutcome("o1", token: token, status: 200, version: 4)
+    _ = try fixture.app.commands.recordPushOutcome(pushed, messageID: "p1", consumer: "t")
+    try await check("pushed")
     fixture.clock.advance(by: 3600)
+    try await check("stale date passed")
     _ = try fixture.app.commands.refreshLateETAs()
     try await check("late")
     // A rider assigned to it reads it from memory too; a stranger gets 404 there as well.

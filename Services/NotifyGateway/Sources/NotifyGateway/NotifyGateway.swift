@@ -12,7 +12,8 @@ import GrocerRuntime
 import GrocerStorage
 
 /// A wired NotifyGateway: its HTTP responder, store, delivery engine, the simulator (when pushes
-/// go to it), and the long-running parts in start order.
+/// go to it), and the long-running parts in start order (the outbox relay before the engine
+/// whose rounds fill it, so it stops after it).
 public struct NotifyGatewayApp: Sendable {
   public let router: Router
   public let store: NotifyStore
@@ -73,6 +74,10 @@ public func buildNotifyGateway(
     options: engineOptions, clock: clock, logger: logger, metrics: metrics)
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
+  // `push.delivered` / `push.failed` leave through the outbox the delivery rounds write.
+  let publisher = AMQPPublisher(
+    configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
+  let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
   let handler = NotifyEventHandler(
     commands: commands, consumer: configuration.serviceName, logger: logger,
     coalesced: metrics.counter(
@@ -92,7 +97,7 @@ public func buildNotifyGateway(
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
   router.add(NotifyController(commands: commands, simulator: simulator).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  let broker = BrokerConnections([consumer])
+  let broker = BrokerConnections([publisher, consumer])
   router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
     ["database": database.isReachable(), "broker": broker.areConnected]
   }
@@ -101,5 +106,5 @@ public func buildNotifyGateway(
     responder: router, logger: logger)
   return NotifyGatewayApp(
     router: router, store: store, commands: commands, engine: engine, simulator: simulator, http: http,
-    services: transportServices + [engine, consumer, inboxPurge, http], metrics: metrics)
+    services: transportServices + [publisher, relay, engine, consumer, inboxPurge, http], metrics: metrics)
 }

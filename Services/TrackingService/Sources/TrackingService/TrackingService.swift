@@ -46,11 +46,13 @@ public func buildTrackingService(
   let publisher = AMQPPublisher(
     configuration: amqp.named("\(configuration.serviceName)-publisher"), logger: logger, metrics: metrics)
   let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
-  let handler = OrderConfirmedHandler(commands: commands, consumer: configuration.serviceName, logger: logger)
+  let handler = TrackingEventHandler(
+    orders: OrderConfirmedHandler(commands: commands, consumer: configuration.serviceName, logger: logger),
+    pushes: PushOutcomeHandler(commands: commands, consumer: configuration.serviceName, logger: logger))
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
     queue: QueueSpec(
-      name: configuration.serviceName, bindingKeys: OrderConfirmedHandler.bindingKeys,
+      name: configuration.serviceName, bindingKeys: TrackingEventHandler.bindingKeys,
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
     logger: logger, metrics: metrics, handler: handler.handle)
 

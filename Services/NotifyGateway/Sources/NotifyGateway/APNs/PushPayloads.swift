@@ -9,6 +9,14 @@ import GrocerCore
 public enum PushPayloads {
   public typealias Event = LiveActivityEvent
 
+  /// How long after its `timestamp` an update's card goes stale (`stale-date`).
+  public static let staleAfter: TimeInterval = 180
+
+  /// The `stale-date` of a push of `event` stamped `timestamp` (none for an end).
+  public static func staleDate(event: Event, timestamp: Int) -> Date? {
+    event == .update ? Date(timeIntervalSince1970: Double(timestamp) + staleAfter) : nil
+  }
+
   struct LiveActivity: Encodable {
     struct APS: Encodable {
       var timestamp: Int
@@ -38,7 +46,7 @@ public enum PushPayloads {
   /// with "…") until it fits; a push that cannot be sent would leave the card showing old news.
   public static func liveActivity(
     _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, timestamp: Int? = nil,
-    staleAfter: TimeInterval = 180, dismissAfter: TimeInterval = 900
+    staleAfter: TimeInterval = staleAfter, dismissAfter: TimeInterval = 900
   ) -> [UInt8] {
     let timestamp = timestamp ?? LiveActivityContent.seconds(snapshot.generatedAt)
     var content = LiveActivityContent(snapshot)

@@ -9,8 +9,9 @@ import Synchronization
 /// The use case "deliver due pushes", run as a lifecycle service: sends what is due (the newest
 /// pending update of each Live Activity, as `PushPolicy` decides, and queued alerts) through the
 /// transport, many at once; then records what each answer means (`PushDelivery`) for the whole
-/// round in one transaction. A round first claims what it sends, so replicas on one database
-/// never send one activity's pushes at once (its budget and order hold) nor one alert twice.
+/// round in one transaction, with a `push.delivered` or `push.failed` for each push that ended.
+/// A round first claims what it sends, so replicas on one database never send one activity's
+/// pushes at once (its budget and order hold) nor one alert twice.
 public final class DeliveryEngine: LifecycleService {
   public let name = "push-delivery"
   public struct Options: Sendable {
@@ -33,6 +34,8 @@ public final class DeliveryEngine: LifecycleService {
   /// Each push's `apns-id` (a lowercase UUID, as APNs wants): drawn with `getrandom`, where
   /// Foundation's `UUID()` opens and reads `/dev/urandom` on every call on Linux.
   private static let apnsIDs = RandomIDs()
+  /// The push outcome events' ids.
+  private let eventIDs: any IDGenerator
   private let store: NotifyStore
   private let transport: any APNsTransport
   private let policy: PushPolicy
@@ -51,8 +54,9 @@ public final class DeliveryEngine: LifecycleService {
   public init(
     store: NotifyStore, transport: any APNsTransport, policy: PushPolicy, options: Options,
     clock: any WallClock,
-    logger: Logger, metrics: MetricsRegistry
+    logger: Logger, metrics: MetricsRegistry, eventIDs: any IDGenerator = TimeOrderedIDs()
   ) {
+    self.eventIDs = eventIDs
     self.store = store
     self.transport = transport
     self.policy = policy
@@ -142,8 +146,9 @@ public final class DeliveryEngine: LifecycleService {
         for record in records {
           do {
             switch record {
-            case .update(let update, let outcome): try self.record(outcome, of: update)
-            case .alert(let alert, let outcome): try self.record(outcome, of: alert)
+            case .update(let update, let outcome, let ended):
+              try self.record(outcome, of: update, ended: ended)
+            case .alert(let alert, let outcome, let ended): try self.record(outcome, of: alert, ended: ended)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -156,18 +161,22 @@ public final class DeliveryEngine: LifecycleService {
     return true
   }
 
-  /// How one due push ended, to be recorded with the rest of its round.
+  /// How one due push ended, to be recorded with the rest of its round; `ended` is the event
+  /// to publish when the push reached a final answer (nil: not sent, or tried again later).
   enum Record: Sendable {
-    case update(NotifyStore.DueUpdate, PushDelivery.UpdateOutcome)
-    case alert(NotifyStore.DueAlert, PushDelivery.AlertOutcome)
+    case update(NotifyStore.DueUpdate, PushDelivery.UpdateOutcome, ended: PushOutcome?)
+    case alert(NotifyStore.DueAlert, PushDelivery.AlertOutcome, ended: PushOutcome?)
   }
 
   /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the
-  /// activity's state is kept, and the newer one stays pending).
-  func record(_ outcome: PushDelivery.UpdateOutcome, of update: NotifyStore.DueUpdate) throws {
+  /// activity's state is kept, and the newer one stays pending), and publishes a final answer.
+  func record(_ outcome: PushDelivery.UpdateOutcome, of update: NotifyStore.DueUpdate, ended: PushOutcome?)
+    throws
+  {
     let store = self.store
     let sender = options.sender
     try store.database.write { db in
+      try self.publish(ended, in: db)
       try store.releaseActivity(update.orderId, sender: sender, in: db)
       let stillPending = try store.pendingVersion(update.orderId, in: db) == update.snapshot.version
       switch outcome {
@@ -189,9 +198,12 @@ public final class DeliveryEngine: LifecycleService {
   }
 
   /// Records how an alert ended: done (delivered, dropped), retried later, or its device gone.
-  func record(_ outcome: PushDelivery.AlertOutcome, of alert: NotifyStore.DueAlert) throws {
+  func record(_ outcome: PushDelivery.AlertOutcome, of alert: NotifyStore.DueAlert, ended: PushOutcome?)
+    throws
+  {
     let store = self.store
     try store.database.write { db in
+      try self.publish(ended, in: db)
       switch outcome {
       case .retry(let at): try store.retryAlert(alert.seq, at: at, in: db)
       case .delivered, .dropped: try store.deleteAlert(alert.seq, in: db)
@@ -200,6 +212,12 @@ public final class DeliveryEngine: LifecycleService {
         try store.forgetDevice(alert.token, in: db)
       }
     }
+  }
+
+  /// `push.delivered` (APNs said 200) or `push.failed` into the outbox.
+  private func publish(_ ended: PushOutcome?, in db: any SQLConnection) throws {
+    guard let ended else { return }
+    try store.append(ended.message(id: eventIDs.next(), delivered: ended.status == 200), in: db)
   }
 
   /// When nothing is due, now and then: forget what can no longer be delivered.
@@ -226,13 +244,29 @@ public final class DeliveryEngine: LifecycleService {
 
   private func deliver(_ update: NotifyStore.DueUpdate) async -> Record {
     let now = clock.now()
+    func ended(
+      _ sent: (request: APNsRequest, push: PushPolicy.Push)?, _ response: APNsResponse?, reason: String? = nil
+    ) -> PushOutcome {
+      let answeredAt = clock.now()
+      return PushOutcome(
+        pushId: sent?.request.id ?? Self.apnsIDs.next(), tokenKind: .liveActivity, token: update.token,
+        orderId: update.orderId, userId: update.userId, pushType: APNsRequest.PushType.liveactivity.rawValue,
+        event: sent?.push.event.rawValue, version: update.snapshot.version,
+        priority: sent?.push.priority ?? 5,
+        status: response?.status, reason: response?.reason ?? reason,
+        latencyMs: Self.milliseconds(from: update.enqueuedAt, to: answeredAt), answeredAt: answeredAt,
+        staleDate: sent.flatMap {
+          response?.status == 200
+            ? PushPayloads.staleDate(event: $0.push.event, timestamp: $0.push.timestamp) : nil
+        })
+    }
     // Never past its expiration, however late the round came to it.
     guard PushDelivery.isWorthSending(expiresAt: update.expiresAt, now: now) else {
       dropped.increment()
-      return .update(update, .dropped)
+      return .update(update, .dropped, ended: ended(nil, nil, reason: "Expired"))
     }
     let (decision, next) = policy.decide(update.snapshot, state: update.state, now: now)
-    guard case .send(let push) = decision else { return .update(update, .handled(next)) }
+    guard case .send(let push) = decision else { return .update(update, .handled(next), ended: nil) }
     let request = APNsRequest(
       token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
       priority: push.priority, expiration: update.expiresAt, id: Self.apnsIDs.next(),
@@ -259,15 +293,32 @@ public final class DeliveryEngine: LifecycleService {
       of: answer, next: next, attempts: update.attempts, expiresAt: update.expiresAt, now: clock.now(),
       jitter: answer == .tryAgain ? jitter() : 1)
     if outcome == .dropped { dropped.increment() }
-    return .update(update, outcome)
+    if case .retry = outcome { return .update(update, outcome, ended: nil) }
+    return .update(
+      update, outcome, ended: ended((request, push), response, reason: response == nil ? "NoAnswer" : nil))
+  }
+
+  static func milliseconds(from start: Date, to end: Date) -> Int {
+    max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
   }
 
   // MARK: - Alerts
 
   private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
+    func ended(_ request: APNsRequest?, _ response: APNsResponse?, reason: String? = nil) -> PushOutcome {
+      let answeredAt = clock.now()
+      return PushOutcome(
+        pushId: request?.id ?? Self.apnsIDs.next(), tokenKind: .device, token: alert.token,
+        orderId: alert.orderId,
+        userId: alert.userId, pushType: APNsRequest.PushType.alert.rawValue, priority: 10,
+        status: response?.status,
+        reason: response?.reason ?? reason,
+        latencyMs: Self.milliseconds(from: alert.occurredAt, to: answeredAt),
+        answeredAt: answeredAt)
+    }
     guard PushDelivery.isWorthSending(expiresAt: alert.expiresAt, now: clock.now()) else {
       dropped.increment()
-      return .alert(alert, .dropped)
+      return .alert(alert, .dropped, ended: ended(nil, nil, reason: "Expired"))
     }
     let request = APNsRequest(
       token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
@@ -280,7 +331,8 @@ public final class DeliveryEngine: LifecycleService {
       ofAlert: answer, attempts: alert.attempts, expiresAt: alert.expiresAt, now: clock.now(),
       jitter: answer == .tryAgain ? jitter() : 1)
     if outcome == .dropped { dropped.increment() }
-    return .alert(alert, outcome)
+    if case .retry = outcome { return .alert(alert, outcome, ended: nil) }
+    return .alert(alert, outcome, ended: ended(request, response, reason: response == nil ? "NoAnswer" : nil))
   }
 
   // MARK: - Helpers

@@ -182,6 +182,7 @@ public final class NotifyStore: Sendable {
   /// A pending Live Activity update with where it goes and what the activity knows.
   public struct DueUpdate: Sendable, Hashable {
     public var orderId: String
+    public var userId: String
     public var token: String
     public var snapshot: TrackingSnapshot
     public var state: ActivityState
@@ -206,7 +207,7 @@ public final class NotifyStore: Sendable {
     return try db.query(
       """
       SELECT p.order_id, a.token, p.snapshot, \(Self.stateColumns), p.occurred_at, p.attempts,
-        p.expires_at, p.enqueued_at
+        p.expires_at, p.enqueued_at, p.user_id
       FROM pending p JOIN activities a ON a.order_id = p.order_id
       WHERE a.token IS NOT NULL AND p.not_before <= ?
         AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
@@ -215,7 +216,7 @@ public final class NotifyStore: Sendable {
     )
     .map { row in
       DueUpdate(
-        orderId: try row.string(0), token: try row.string(1),
+        orderId: try row.string(0), userId: try row.string(13), token: try row.string(1),
         snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
         // Columns 3…8 are the state's.
         state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
@@ -248,6 +249,7 @@ public final class NotifyStore: Sendable {
     public var seq: Int64
     public var token: String
     public var orderId: String
+    public var userId: String
     public var text: AlertText
     public var occurredAt: Date
     public var attempts: Int
@@ -267,7 +269,8 @@ public final class NotifyStore: Sendable {
     let now = now.timeIntervalSince1970
     return try db.query(
       """
-      SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at FROM alerts a
+      SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at, a.user_id
+      FROM alerts a
       JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
       WHERE a.not_before <= ? AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
       ORDER BY a.not_before, a.seq LIMIT ?
@@ -276,6 +279,7 @@ public final class NotifyStore: Sendable {
     .map {
       DueAlert(
         seq: try $0.int64(0), token: try $0.string(1), orderId: try $0.string(2),
+        userId: try $0.optionalString(8) ?? "",
         text: AlertText(title: try $0.string(3), body: try $0.string(4)),
         occurredAt: Date(timeIntervalSince1970: try $0.double(5)), attempts: try $0.int(6),
         expiresAt: Date(timeIntervalSince1970: try $0.double(7)))
@@ -324,6 +328,13 @@ public final class NotifyStore: Sendable {
       """, now.timeIntervalSince1970)
     removed += db.changes
     return removed
+  }
+
+  // MARK: - Outbox
+
+  /// Puts an event in the outbox, sent after the commit by the relay.
+  public func append(_ message: OutgoingMessage, in db: any SQLConnection) throws {
+    try Outbox.append(message, in: db)
   }
 
   // MARK: - Inbox

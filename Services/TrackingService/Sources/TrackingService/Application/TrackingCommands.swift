@@ -118,10 +118,17 @@ public final class TrackingCommands: Sendable {
     return try store.database.write { db in
       guard let record = try store.record(orderId, in: db) else { throw TrackingError.notFound(orderId) }
       try authorize(record)
-      self.rememberAfterCommit(record)
-      guard record.takesLiveActivityToken(token) else { return false }
+      guard record.takesLiveActivityToken(token) else {
+        self.rememberAfterCommit(record)
+        return false
+      }
+      var registered = record
+      registered.liveActivityToken = token
+      registered.liveActivity = record.liveActivity.restarted()
       let version = try store.liveActivityTokenVersion(orderId, in: db) + 1
-      try store.setLiveActivityToken(token, version: version, for: orderId, in: db)
+      try store.setLiveActivityToken(
+        token, version: version, delivery: registered.liveActivity, for: orderId, in: db)
+      self.rememberAfterCommit(registered)
       let payload = LiveActivityToken(orderId: orderId, userId: record.userId, hub: record.hub, token: token)
       try store.append(
         try EventEnvelope(
@@ -129,6 +136,25 @@ public final class TrackingCommands: Sendable {
           source: self.source, correlationId: correlationID, subject: EventSubject.liveActivity(orderId),
           sequence: version,
           payload: payload), in: db)
+      return true
+    }
+  }
+
+  /// `push.delivered` / `push.failed` of the order's Live Activity (once per message id): what
+  /// the lock screen shows moves on, when the outcome is for its current token and not older than
+  /// the last one applied. True if it changed anything.
+  @discardableResult
+  public func recordPushOutcome(_ outcome: PushOutcome, messageID: String, consumer: String) throws -> Bool {
+    let now = clock.now()
+    let store = self.store
+    return try store.database.write { db in
+      guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db),
+        var record = try store.record(outcome.orderId, in: db),
+        let next = record.liveActivity.applying(outcome, currentToken: record.liveActivityToken)
+      else { return false }
+      try store.saveDelivery(next, for: record.orderId, in: db)
+      record.liveActivity = next
+      self.rememberAfterCommit(record)
       return true
     }
   }

@@ -18,6 +18,8 @@ public struct TrackingRecord: Sendable, Hashable {
   public var stageSince: Date
   public var finishedAt: Date?
   public var liveActivityToken: String?
+  /// What the lock screen shows, from the push outcomes (not part of `version`).
+  public var liveActivity = LiveActivityDelivery()
 
   public var riderView: RiderView? {
     guard let rider = state.rider, let fix else { return nil }
@@ -29,6 +31,13 @@ public struct TrackingRecord: Sendable, Hashable {
       orderId: orderId, version: version, status: state.status, problem: state.note, eta: eta,
       rider: riderView,
       destination: destination, generatedAt: generatedAt)
+  }
+
+  /// The snapshot as the app reads it at `now`: with what the lock screen shows.
+  public func reply(at now: Date) -> TrackingSnapshot {
+    var reply = snapshot
+    reply.liveActivity = liveActivity.view(hasToken: liveActivityToken != nil, at: now)
+    return reply
   }
 
   public static func == (lhs: TrackingRecord, rhs: TrackingRecord) -> Bool { lhs.snapshot == rhs.snapshot }

@@ -42,7 +42,8 @@ struct TrackingController: Sendable {
     let records = try await Self.storage {
       try await runBlocking { try commands.active(user: principal.subject, finishedSince: since) }
     }
-    return try Self.json(["orders": records.map(\.snapshot)])
+    let now = clock.now()
+    return try Self.json(["orders": records.map { $0.reply(at: now) }])
   }
 
   /// A known order answered from memory; nil reads it from the database.
@@ -50,7 +51,7 @@ struct TrackingController: Sendable {
     guard answersFromMemory else { return nil }
     let principal = try Self.principal(request)
     let id = try request.pathParameter("id")
-    guard let entry = commands.replies.entry(id), let body = entry.body else { return nil }
+    guard let entry = commands.replies.entry(id, at: clock.now()), let body = entry.body else { return nil }
     guard TrackingAccess.mayRead(principal, userId: entry.userId, hub: entry.hub, riderId: entry.riderId)
     else { throw Self.http(.notFound(id)) }
     return HTTPResponse.json(bytes: body, headers: ["Cache-Control": "private, no-store"])
@@ -64,7 +65,7 @@ struct TrackingController: Sendable {
     guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
       TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
-    return try Self.json(record.snapshot)
+    return try Self.json(record.reply(at: clock.now()))
   }
 
   struct TokenBody: StrictBody {
@@ -156,7 +157,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    return try Self.json(change.record.snapshot)
+    return try Self.json(change.record.reply(at: clock.now()))
   }
 
   /// `{ "lat", "lng", "recordedAt" }` from the assigned rider.
@@ -186,7 +187,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    var response = try Self.json(change.record.snapshot)
+    var response = try Self.json(change.record.reply(at: clock.now()))
     if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
     return response
   }

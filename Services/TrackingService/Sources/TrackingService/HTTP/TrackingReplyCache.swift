@@ -8,17 +8,23 @@ import Synchronization
 ///
 /// Kept exact by the store: every committed change and creation is remembered after its commit
 /// (`afterCommit`, in commit order), and a read from the database is remembered only if nothing
-/// newer is known — versions only rise, so the highest one seen is the truth. Only used when this
-/// process is its database's one writer (SQLite): replicas on PostgreSQL read every poll.
+/// newer is known — versions and delivery revisions only rise, so the highest pair seen is the
+/// truth. Only used when this process is its database's one writer (SQLite): replicas on
+/// PostgreSQL read every poll.
 public final class TrackingReplyCache: Sendable {
-  /// What answering needs: who may read it, and the reply's bytes (encoded on first use).
+  /// What answering needs: who may read it, and the reply's bytes (encoded on first use, and
+  /// again when the Live Activity's state turns by itself).
   public struct Entry: Sendable {
     public var version: Int64
     public var userId: String
     public var hub: HubID
     public var riderId: String?
-    var snapshot: TrackingSnapshot
+    var record: TrackingRecord
     var body: [UInt8]?
+    /// When `body` stops being true (a current card reaching its stale date).
+    var bodyUntil: Date?
+
+    var revision: Int64 { record.liveActivity.revision }
   }
 
   private let entries = Mutex<[String: Entry]>([:])
@@ -27,25 +33,35 @@ public final class TrackingReplyCache: Sendable {
 
   public init(capacity: Int = 200_000) { self.capacity = capacity }
 
-  /// Remembers `record` unless a newer version of the order is known.
+  /// Remembers `record` unless a newer version or delivery revision of the order is known.
   public func remember(_ record: TrackingRecord) {
     entries.withLock { entries in
-      if let known = entries[record.orderId], known.version >= record.version { return }
+      if let known = entries[record.orderId],
+        (known.version, known.revision) >= (record.version, record.liveActivity.revision)
+      {
+        return
+      }
       if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
       entries[record.orderId] = Entry(
         version: record.version, userId: record.userId, hub: record.hub, riderId: record.state.rider?.id,
-        snapshot: record.snapshot, body: nil)
+        record: record, body: nil)
     }
   }
 
-  /// The entry of `orderId` with its reply's bytes, or nil if not known here.
-  public func entry(_ orderId: String) -> Entry? {
+  /// The entry of `orderId` with its reply's bytes at `now`, or nil if not known here.
+  public func entry(_ orderId: String, at now: Date) -> Entry? {
     guard var entry = entries.withLock({ $0[orderId] }) else { return nil }
-    if entry.body == nil {
-      entry.body = entry.snapshot.jsonBytes
+    if entry.body == nil || entry.bodyUntil.map({ now >= $0 }) == true {
+      let hasToken = entry.record.liveActivityToken != nil
+      entry.body = entry.record.reply(at: now).jsonBytes
+      entry.bodyUntil = entry.record.liveActivity.viewChanges(hasToken: hasToken, after: now)
       let encoded = entry
       entries.withLock { entries in
-        if entries[orderId]?.version == encoded.version { entries[orderId]?.body = encoded.body }
+        if let known = entries[orderId],
+          (known.version, known.revision) == (encoded.version, encoded.revision)
+        {
+          entries[orderId] = encoded
+        }
       }
     }
     return entry

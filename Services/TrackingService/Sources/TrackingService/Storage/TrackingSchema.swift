@@ -72,5 +72,29 @@ package enum TrackingSchema {
     .prefixingOutboxSubjects(
       version: 2,
       kinds: [(TrackingEventType.updated, "tracking"), (TrackingEventType.liveActivityToken, "liveActivity")]),
+    // What the lock screen shows, from NotifyGateway's push outcomes (`LiveActivityDelivery`).
+    Migration(
+      version: 3, name: "live activity delivery",
+      sql: """
+        ALTER TABLE tracking ADD COLUMN la_pushed_at REAL;
+        ALTER TABLE tracking ADD COLUMN la_stale_at REAL;
+        ALTER TABLE tracking ADD COLUMN la_ended INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_failed_at REAL;
+        ALTER TABLE tracking ADD COLUMN la_gone INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_outcome_at REAL;
+        ALTER TABLE tracking ADD COLUMN la_outcome_version INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_revision INTEGER NOT NULL DEFAULT 0;
+        """,
+      // PostgreSQL's REAL has 4 bytes and its INTEGER 4, as in version 1.
+      postgres: """
+        ALTER TABLE tracking ADD COLUMN la_pushed_at DOUBLE PRECISION;
+        ALTER TABLE tracking ADD COLUMN la_stale_at DOUBLE PRECISION;
+        ALTER TABLE tracking ADD COLUMN la_ended BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_failed_at DOUBLE PRECISION;
+        ALTER TABLE tracking ADD COLUMN la_gone BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_outcome_at DOUBLE PRECISION;
+        ALTER TABLE tracking ADD COLUMN la_outcome_version BIGINT NOT NULL DEFAULT 0;
+        ALTER TABLE tracking ADD COLUMN la_revision BIGINT NOT NULL DEFAULT 0;
+        """),
   ]
 }

@@ -67,12 +67,29 @@ public final class TrackingStore: Sendable {
     try db.queryOne("SELECT la_token_version FROM tracking WHERE order_id = ?", orderId)!.int64(0)
   }
 
-  /// Stores the order's Live Activity token with its event's sequence.
+  /// Stores the order's Live Activity token with its event's sequence, and `delivery` (a new
+  /// activity's).
   public func setLiveActivityToken(
-    _ token: String, version: Int64, for orderId: String, in db: any SQLConnection
+    _ token: String, version: Int64, delivery: LiveActivityDelivery, for orderId: String,
+    in db: any SQLConnection
   ) throws {
     try db.execute(
       "UPDATE tracking SET la_token = ?, la_token_version = ? WHERE order_id = ?", token, version, orderId)
+    try saveDelivery(delivery, for: orderId, in: db)
+  }
+
+  /// Stores what is known of the order's Live Activity on the lock screen.
+  public func saveDelivery(_ delivery: LiveActivityDelivery, for orderId: String, in db: any SQLConnection)
+    throws
+  {
+    try db.execute(
+      """
+      UPDATE tracking SET la_pushed_at = ?, la_stale_at = ?, la_ended = ?, la_failed_at = ?, la_gone = ?,
+        la_outcome_at = ?, la_outcome_version = ?, la_revision = ?
+      WHERE order_id = ?
+      """, delivery.lastPushAt?.timeIntervalSince1970, delivery.staleAt?.timeIntervalSince1970,
+      delivery.ended, delivery.failedAt?.timeIntervalSince1970, delivery.tokenGone,
+      delivery.lastOutcomeAt?.timeIntervalSince1970, delivery.lastOutcomeVersion, delivery.revision, orderId)
   }
 
   /// Claims `messageID` for `consumer` in the inbox; false if it was processed before.
@@ -115,7 +132,8 @@ public final class TrackingStore: Sendable {
 
   static let columns = """
     order_id, user_id, hub, status, note, resume_stage, rider_id, rider_name, fix_lat, fix_lng, fix_recorded_at,
-    dest_lat, dest_lng, eta_earliest, eta_latest, version, generated_at, placed_at, stage_since, finished_at, la_token
+    dest_lat, dest_lng, eta_earliest, eta_latest, version, generated_at, placed_at, stage_since, finished_at, la_token,
+    la_pushed_at, la_stale_at, la_ended, la_failed_at, la_gone, la_outcome_at, la_outcome_version, la_revision
     """
 
   /// The order's tracking as stored, inside a transaction.
@@ -153,6 +171,23 @@ public final class TrackingStore: Sendable {
       generatedAt: try date(16) ?? Date(timeIntervalSince1970: 0),
       placedAt: try date(17) ?? Date(timeIntervalSince1970: 0),
       stageSince: try date(18) ?? Date(timeIntervalSince1970: 0), finishedAt: try date(19),
-      liveActivityToken: try row.optionalString(20))
+      liveActivityToken: try row.optionalString(20),
+      liveActivity: try delivery(row, from: 21))
+  }
+
+  private static func delivery(_ row: SQLRow, from first: Int) throws -> LiveActivityDelivery {
+    func date(_ index: Int) throws -> Date? {
+      try row.optionalDouble(first + index).map(Date.init(timeIntervalSince1970:))
+    }
+    var delivery = LiveActivityDelivery()
+    delivery.lastPushAt = try date(0)
+    delivery.staleAt = try date(1)
+    delivery.ended = try row.bool(first + 2)
+    delivery.failedAt = try date(3)
+    delivery.tokenGone = try row.bool(first + 4)
+    delivery.lastOutcomeAt = try date(5)
+    delivery.lastOutcomeVersion = try row.int64(first + 6)
+    delivery.revision = try row.int64(first + 7)
+    return delivery
   }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import GrocerAMQP
+import GrocerContracts
+import GrocerCore
+import GrocerRuntime
+
+/// `push.delivered` / `push.failed` from NotifyGateway: what the order's Live Activity shows
+/// moves on (`LiveActivityDelivery`). Alerts to devices are acked and ignored; an unreadable
+/// payload is dead-lettered.
+struct PushOutcomeHandler: Sendable {
+  let commands: TrackingCommands
+  let consumer: String
+  let logger: Logger
+
+  static let bindingKeys = [PushEventType.delivered, PushEventType.failed]
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    let envelope: EventEnvelope
+    let outcome: PushOutcome
+    do {
+      envelope = try JSON.decode(EventEnvelope.self, from: delivery.body)
+      guard Self.bindingKeys.contains(envelope.type) else { return .ack }
+      outcome = try envelope.payload(as: PushOutcome.self)
+    } catch {
+      logger.warning(
+        "unreadable push outcome dead-lettered", ["error": "\(error)", "event.type": delivery.routingKey])
+      return .reject
+    }
+    guard outcome.tokenKind == .liveActivity else { return .ack }
+    let (commands, consumer) = (self.commands, self.consumer)
+    do {
+      _ = try await commands.store.database.onWriterQueue {
+        try commands.recordPushOutcome(outcome, messageID: envelope.id, consumer: consumer)
+      }
+      return .ack
+    } catch {
+      logger.error(
+        "a push outcome failed; it will be tried again", ["error": "\(error)", "order.id": outcome.orderId])
+      return .failed(error)
+    }
+  }
+}
+
+/// TrackingService's one queue: each event to the handler of its type.
+struct TrackingEventHandler: Sendable {
+  let orders: OrderConfirmedHandler
+  let pushes: PushOutcomeHandler
+
+  static let bindingKeys = [StockEventType.orderConfirmed, PushEventType.delivered, PushEventType.failed]
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    PushOutcomeHandler.bindingKeys.contains(delivery.routingKey)
+      ? await pushes.handle(delivery) : await orders.handle(delivery)
+  }
+}
