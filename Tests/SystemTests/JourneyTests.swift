@@ -19,10 +19,18 @@ import Testing
   let first = "p00011"
   let second = "p00012"
 
+  /// In a broker vhost of its own, with an outside client (pika, `EventWatcher`) reading every
+  /// event: envelopes, one sequence per subject, the checkout's correlation id carried on.
   @Test func aCustomerOrdersAndFollowsTheDeliveryToTheDoor() async throws {
-    let system = try await LocalSystem.start()
+    var options = LocalSystem.Options()
+    options.isolated = true
+    let system = try await LocalSystem.start(options)
     do {
-      try await journey(system)
+      let watcher = try await EventWatcher(vhost: system.vhost)
+      defer { watcher.stop() }
+      let (orderId, checkoutRequestId) = try await journey(system)
+      let (passed, report) = try await watcher.check(orderId: orderId, checkoutRequestId: checkoutRequestId)
+      #expect(passed, "the outside client found: \(report)")
     } catch {
       // The logs and databases say why; a passing run leaves nothing behind.
       await system.stop(keepFiles: true)
@@ -67,7 +75,8 @@ import Testing
     #expect((try object(stock.body)["stock"] as? [String: Int])?.count == skus.count)
   }
 
-  private func journey(_ system: LocalSystem) async throws {
+  /// Returns the order and the request id of its checkout.
+  private func journey(_ system: LocalSystem) async throws -> (orderId: String, checkoutRequestId: String) {
     let customer = system.token("e2e-\(UUID().uuidString.prefix(6))")
     let staff = system.token("e2e-staff", role: .staff, hubs: [hub])
 
@@ -129,9 +138,10 @@ import Testing
       "POST", "/v1/orders", token: customer, json: order.merging(["cartVersion": staleVersion]) { $1 },
       headers: ["Idempotency-Key": UUID().uuidString])
     #expect(stale.status == 409, "\(text(stale.body))")
+    let checkoutRequestId = "journey-\(UUID().uuidString.prefix(8))"
     let placed = try await system.call(
       "POST", "/v1/orders", token: customer, json: order.merging(["cartVersion": cart.version]) { $1 },
-      headers: ["Idempotency-Key": UUID().uuidString])
+      headers: ["Idempotency-Key": UUID().uuidString, "X-Request-ID": checkoutRequestId])
     try #require(placed.status == 201, "\(text(placed.body))")
     let orderId = try #require(object(placed.body)["orderId"] as? String)
 
@@ -197,6 +207,7 @@ import Testing
       return activity?["state"] as? String == "ended" && activity?["lastPushAt"] is String
     }
     #expect(lockScreen, "the snapshot never said the Live Activity ended")
+    return (orderId, checkoutRequestId)
   }
 
   struct LiveActivityPush: Sendable, CustomStringConvertible {

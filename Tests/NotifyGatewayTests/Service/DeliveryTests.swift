@@ -16,7 +16,7 @@ import Testing
     for (version, status) in [
       (1, TrackingStatus.placed), (2, .picking), (3, .onTheWay), (4, .arriving), (5, .delivered),
     ] {
-      try fixture.update(fixture.snapshot("o1", Int64(version), status))
+      try fixture.update(fixture.snapshot("o1", Int64(version), status), correlationID: "req-\(version)")
       await fixture.deliver()
     }
     // Nothing after the end.
@@ -48,6 +48,8 @@ import Testing
     let outcomes = try fixture.outcomes()
     #expect(outcomes.map(\.type) == Array(repeating: PushEventType.delivered, count: 5))
     #expect(outcomes.map(\.outcome.version) == [1, 2, 3, 4, 5])
+    #expect(
+      outcomes.map(\.correlationId) == ["req-1", "req-2", "req-3", "req-4", "req-5"], "what caused each")
     #expect(outcomes.map(\.outcome.event) == ["update", "update", "update", "update", "end"])
     #expect(outcomes.map(\.outcome.pushId) == pushes.map { $0.headers["apns-id"] ?? "" })
     for (outcome, timestamp) in zip(outcomes.map(\.outcome), timestamps) {

@@ -78,11 +78,14 @@ struct NotifyFixture {
   /// `tracking.updated` as the consumer would apply it.
   @discardableResult
   func update(
-    _ snapshot: TrackingSnapshot, changed: [TrackingChange] = [.stage], user: String = "u1", id: String? = nil
+    _ snapshot: TrackingSnapshot, changed: [TrackingChange] = [.stage], user: String = "u1",
+    id: String? = nil,
+    correlationID: String? = nil
   ) throws -> PendingUpdates.Queued {
     try app.commands.queueUpdate(
       TrackingUpdated(userId: user, hub: "h1", snapshot: snapshot, changed: changed, previousStatus: .placed),
-      occurredAt: clock.now(), messageID: id ?? "m-\(snapshot.orderId)-\(snapshot.version)",
+      occurredAt: clock.now(), correlationID: correlationID,
+      messageID: id ?? "m-\(snapshot.orderId)-\(snapshot.version)",
       consumer: consumer)
   }
 
@@ -102,13 +105,13 @@ struct NotifyFixture {
 
   /// The `push.delivered` / `push.failed` events waiting in the outbox (the fixture runs no
   /// relay), oldest first; each envelope's subject and sequence are checked on the way.
-  func outcomes() throws -> [(type: String, outcome: PushOutcome)] {
+  func outcomes() throws -> [(type: String, outcome: PushOutcome, correlationId: String?)] {
     try app.store.database.read { try Outbox.pending(limit: 10_000, in: $0) }.map { entry in
       let envelope = try JSON.decode(EventEnvelope.self, from: entry.message.body)
       let outcome = try envelope.payload(as: PushOutcome.self)
       #expect(envelope.subject == "push/" + outcome.pushId && envelope.sequence == 1)
       #expect(envelope.source == PushEventType.source && entry.message.routingKey == envelope.type)
-      return (envelope.type, outcome)
+      return (envelope.type, outcome, envelope.correlationId)
     }
   }
 

@@ -176,7 +176,7 @@ public final class DeliveryEngine: LifecycleService {
     let store = self.store
     let sender = options.sender
     try store.database.write { db in
-      try self.publish(ended, in: db)
+      try self.publish(ended, correlationID: update.correlationID, in: db)
       try store.releaseActivity(update.orderId, sender: sender, in: db)
       let stillPending = try store.pendingVersion(update.orderId, in: db) == update.snapshot.version
       switch outcome {
@@ -203,7 +203,7 @@ public final class DeliveryEngine: LifecycleService {
   {
     let store = self.store
     try store.database.write { db in
-      try self.publish(ended, in: db)
+      try self.publish(ended, correlationID: alert.correlationID, in: db)
       switch outcome {
       case .retry(let at): try store.retryAlert(alert.seq, at: at, in: db)
       case .delivered, .dropped: try store.deleteAlert(alert.seq, in: db)
@@ -214,10 +214,13 @@ public final class DeliveryEngine: LifecycleService {
     }
   }
 
-  /// `push.delivered` (APNs said 200) or `push.failed` into the outbox.
-  private func publish(_ ended: PushOutcome?, in db: any SQLConnection) throws {
+  /// `push.delivered` (APNs said 200) or `push.failed` into the outbox, with the request id of
+  /// what caused the push.
+  private func publish(_ ended: PushOutcome?, correlationID: String?, in db: any SQLConnection) throws {
     guard let ended else { return }
-    try store.append(ended.message(id: eventIDs.next(), delivered: ended.status == 200), in: db)
+    try store.append(
+      ended.message(id: eventIDs.next(), delivered: ended.status == 200, correlationId: correlationID), in: db
+    )
   }
 
   /// When nothing is due, now and then: forget what can no longer be delivered.

@@ -65,7 +65,8 @@ public final class NotifyCommands: Sendable {
   /// (the older is coalesced) and than what was handled. A delivered order without a Live
   /// Activity gets an alert on the user's devices instead.
   public func queueUpdate(
-    _ update: TrackingUpdated, occurredAt: Date, messageID: String, consumer: String
+    _ update: TrackingUpdated, occurredAt: Date, correlationID: String? = nil, messageID: String,
+    consumer: String
   ) throws -> PendingUpdates.Queued {
     let now = clock.now()
     let store = self.store
@@ -81,10 +82,13 @@ public final class NotifyCommands: Sendable {
         version: update.snapshot.version, pending: try store.pendingVersion(orderId, in: db))
       guard result != .stale else { return }
       try store.savePending(
-        update, occurredAt: occurredAt, at: now, expiresAt: now + self.updateLifetime, in: db)
+        update, occurredAt: occurredAt, correlationID: correlationID, at: now,
+        expiresAt: now + self.updateLifetime,
+        in: db)
       if let alert = PendingUpdates.alertInstead(of: update, hasActivity: handled?.hasToken ?? false) {
         try store.queueAlert(
-          alert, user: update.userId, orderId: orderId, occurredAt: occurredAt, at: now,
+          alert, user: update.userId, orderId: orderId, occurredAt: occurredAt, correlationID: correlationID,
+          at: now,
           expiresAt: now + self.updateLifetime, in: db)
       }
     }
@@ -94,13 +98,14 @@ public final class NotifyCommands: Sendable {
   /// An alert for every device of `user` (order confirmed or declined), once per message id.
   @discardableResult
   public func queueAlert(
-    _ text: AlertText, user: String, orderId: String, occurredAt: Date, messageID: String, consumer: String
+    _ text: AlertText, user: String, orderId: String, occurredAt: Date, correlationID: String? = nil,
+    messageID: String, consumer: String
   ) throws -> Bool {
     let now = clock.now()
     let store = self.store
     return try once(messageID, consumer, now) { db in
       try store.queueAlert(
-        text, user: user, orderId: orderId, occurredAt: occurredAt, at: now,
+        text, user: user, orderId: orderId, occurredAt: occurredAt, correlationID: correlationID, at: now,
         expiresAt: now + self.updateLifetime,
         in: db)
     }

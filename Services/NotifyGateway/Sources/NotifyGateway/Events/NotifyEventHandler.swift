@@ -77,9 +77,11 @@ struct NotifyEventHandler: Sendable {
       switch type {
       case TrackingEventType.updated:
         let event = try TypedEventEnvelope<TrackingUpdated>.decode(delivery.body, type: type)
-        let (id, at, update) = (event.id, event.occurredAt, event.payload)
+        let (id, at, update, correlation) = (event.id, event.occurredAt, event.payload, event.correlationId)
         return .work(type) {
-          if try $0.queueUpdate(update, occurredAt: at, messageID: id, consumer: consumer) == .coalesced {
+          let queued = try $0.queueUpdate(
+            update, occurredAt: at, correlationID: correlation, messageID: id, consumer: consumer)
+          if queued == .coalesced {
             coalesced.increment()
           }
         }
@@ -91,19 +93,20 @@ struct NotifyEventHandler: Sendable {
         }
       case OrderEventType.confirmed:
         let event = try TypedEventEnvelope<OrderConfirmed>.decode(delivery.body, type: type)
-        let (id, at, order) = (event.id, event.occurredAt, event.payload)
+        let (id, at, order, correlation) = (event.id, event.occurredAt, event.payload, event.correlationId)
         return .work(type) {
           _ = try $0.queueAlert(
-            .orderConfirmed, user: order.userId, orderId: order.orderId, occurredAt: at, messageID: id,
-            consumer: consumer)
+            .orderConfirmed, user: order.userId, orderId: order.orderId, occurredAt: at,
+            correlationID: correlation,
+            messageID: id, consumer: consumer)
         }
       case OrderEventType.declined:
         let event = try TypedEventEnvelope<OrderEnded>.decode(delivery.body, type: type)
-        let (id, at, order) = (event.id, event.occurredAt, event.payload)
+        let (id, at, order, correlation) = (event.id, event.occurredAt, event.payload, event.correlationId)
         return .work(type) {
           _ = try $0.queueAlert(
             .paymentDeclined(order.message), user: order.userId, orderId: order.orderId, occurredAt: at,
-            messageID: id, consumer: consumer)
+            correlationID: correlation, messageID: id, consumer: consumer)
         }
       default:
         return .none

@@ -139,5 +139,12 @@ enum NotifySchema {
         ALTER TABLE alerts ADD COLUMN sender TEXT;
         ALTER TABLE alerts ADD COLUMN sending_until DOUBLE PRECISION;
         """),
+    // The request id that caused an update or alert, carried to its push's outcome event.
+    Migration(
+      version: 5, name: "correlation ids",
+      sql: """
+        ALTER TABLE pending ADD COLUMN correlation_id TEXT;
+        ALTER TABLE alerts ADD COLUMN correlation_id TEXT;
+        """),
   ]
 }

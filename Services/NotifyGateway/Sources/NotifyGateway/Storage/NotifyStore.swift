@@ -113,20 +113,22 @@ public final class NotifyStore: Sendable {
 
   /// Makes `update` the order's pending update, received and due at `now`, with no attempts yet.
   public func savePending(
-    _ update: TrackingUpdated, occurredAt: Date, at now: Date, expiresAt: Date, in db: any SQLConnection
+    _ update: TrackingUpdated, occurredAt: Date, correlationID: String? = nil, at now: Date, expiresAt: Date,
+    in db: any SQLConnection
   ) throws {
     let snapshot = update.snapshot
     try db.execute(
       """
-      INSERT INTO pending (order_id, user_id, version, snapshot, occurred_at, enqueued_at, not_before, expires_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO pending (order_id, user_id, version, snapshot, occurred_at, enqueued_at, not_before, expires_at,
+        correlation_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (order_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot,
         occurred_at = excluded.occurred_at, enqueued_at = excluded.enqueued_at, attempts = 0,
-        not_before = excluded.not_before, expires_at = excluded.expires_at
+        not_before = excluded.not_before, expires_at = excluded.expires_at, correlation_id = excluded.correlation_id
       """, snapshot.orderId, update.userId, snapshot.version,
       String(decoding: snapshot.jsonBytes, as: UTF8.self),
       occurredAt.timeIntervalSince1970, now.timeIntervalSince1970, now.timeIntervalSince1970,
-      expiresAt.timeIntervalSince1970)
+      expiresAt.timeIntervalSince1970, correlationID)
   }
 
   /// Makes whatever is pending for the order due at `now`.
@@ -149,15 +151,16 @@ public final class NotifyStore: Sendable {
 
   /// An alert for every device of `user`, due at `now`.
   public func queueAlert(
-    _ text: AlertText, user: String, orderId: String, occurredAt: Date, at now: Date, expiresAt: Date,
-    in db: any SQLConnection
+    _ text: AlertText, user: String, orderId: String, occurredAt: Date, correlationID: String? = nil,
+    at now: Date,
+    expiresAt: Date, in db: any SQLConnection
   ) throws {
     try db.execute(
       """
-      INSERT INTO alerts (token, user_id, order_id, title, body, occurred_at, not_before, expires_at)
-      SELECT token, user_id, ?, ?, ?, ?, ?, ? FROM devices WHERE user_id = ?
+      INSERT INTO alerts (token, user_id, order_id, title, body, occurred_at, not_before, expires_at, correlation_id)
+      SELECT token, user_id, ?, ?, ?, ?, ?, ?, ? FROM devices WHERE user_id = ?
       """, orderId, text.title, text.body, occurredAt.timeIntervalSince1970, now.timeIntervalSince1970,
-      expiresAt.timeIntervalSince1970, user)
+      expiresAt.timeIntervalSince1970, correlationID, user)
   }
 
   /// One more attempt of the alert, due again at `at` (and no longer being sent).
@@ -191,6 +194,8 @@ public final class NotifyStore: Sendable {
     public var enqueuedAt: Date
     public var attempts: Int
     public var expiresAt: Date
+    /// The request id that caused the update.
+    public var correlationID: String?
   }
 
   /// Pending updates due at `now` (tests, operators; `DeliveryEngine` claims what it sends).
@@ -207,7 +212,7 @@ public final class NotifyStore: Sendable {
     return try db.query(
       """
       SELECT p.order_id, a.token, p.snapshot, \(Self.stateColumns), p.occurred_at, p.attempts,
-        p.expires_at, p.enqueued_at, p.user_id
+        p.expires_at, p.enqueued_at, p.user_id, p.correlation_id
       FROM pending p JOIN activities a ON a.order_id = p.order_id
       WHERE a.token IS NOT NULL AND p.not_before <= ?
         AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
@@ -221,7 +226,7 @@ public final class NotifyStore: Sendable {
         // Columns 3…8 are the state's.
         state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
         enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
-        expiresAt: Date(timeIntervalSince1970: try row.double(11)))
+        expiresAt: Date(timeIntervalSince1970: try row.double(11)), correlationID: try row.optionalString(14))
     }
   }
 
@@ -254,6 +259,8 @@ public final class NotifyStore: Sendable {
     public var occurredAt: Date
     public var attempts: Int
     public var expiresAt: Date
+    /// The request id that caused the alert.
+    public var correlationID: String?
   }
 
   /// Queued alerts due at `now` (tests, operators; `DeliveryEngine` claims what it sends).
@@ -269,7 +276,8 @@ public final class NotifyStore: Sendable {
     let now = now.timeIntervalSince1970
     return try db.query(
       """
-      SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at, a.user_id
+      SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at, a.user_id,
+        a.correlation_id
       FROM alerts a
       JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
       WHERE a.not_before <= ? AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
@@ -282,7 +290,7 @@ public final class NotifyStore: Sendable {
         userId: try $0.optionalString(8) ?? "",
         text: AlertText(title: try $0.string(3), body: try $0.string(4)),
         occurredAt: Date(timeIntervalSince1970: try $0.double(5)), attempts: try $0.int(6),
-        expiresAt: Date(timeIntervalSince1970: try $0.double(7)))
+        expiresAt: Date(timeIntervalSince1970: try $0.double(7)), correlationID: try $0.optionalString(9))
     }
   }
 
