@@ -37,6 +37,22 @@ import Testing
     #expect(PendingUpdates.alertInstead(of: Self.update(.arriving), hasActivity: false) == nil)
   }
 
+  /// After an activity ended near its eight hours, every stage change goes to the devices.
+  @Test func afterTheActivityEndedAtItsLimitTheNewsGoesOnAsAlerts() {
+    func alert(_ status: TrackingStatus, changed: [TrackingChange] = [.stage]) -> AlertText? {
+      PendingUpdates.alertInstead(
+        of: Self.update(status, changed: changed), hasActivity: true, activityEnded: true)
+    }
+    #expect(alert(.onTheWay) == AlertText(title: "On its way", body: "Your rider is bringing your order."))
+    #expect(alert(.arriving)?.title == "Almost there")
+    #expect(alert(.delivered) == .delivered)
+    #expect(alert(.problem)?.title == "A problem with your order")
+    #expect(alert(.onTheWay, changed: [.eta]) == nil, "only stage changes")
+    #expect(
+      PendingUpdates.alertInstead(of: Self.update(.onTheWay), hasActivity: true, activityEnded: false) == nil,
+      "a running card shows it")
+  }
+
   @Test func aTokenEventStartsReplacesRenumbersOrIsIgnored() {
     #expect(PendingUpdates.tokenChange(token: "a", sequence: 1, current: nil) == .start)
     #expect(PendingUpdates.tokenChange(token: "b", sequence: 2, current: ("a", 1)) == .replace)

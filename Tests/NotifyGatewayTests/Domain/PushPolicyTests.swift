@@ -110,4 +110,85 @@ import Testing
     #expect(decision == .skip(.expired))
     #expect(next.ended)
   }
+
+  /// Within a quarter of an hour of its eight hours, the next update ends the card with its
+  /// content and says the order is still being handled; nothing more goes to it.
+  @Test func nearItsEightHoursTheNextUpdateEndsTheActivityWithItsContent() {
+    let now = start + 8 * 3600 - 15 * 60
+    var state = ActivityState(startedAt: start)
+    state.lastVersion = 2
+    state.shown = LiveActivityContent(snapshot(2, .picking))
+    let (decision, next) = policy.decide(snapshot(3, .onTheWay, rider: "Ana"), state: state, now: now)
+    guard case .send(let push) = decision else {
+      Issue.record("no push: \(decision)")
+      return
+    }
+    #expect(push.event == .end && push.alert == .stillHandled && push.priority == 10)
+    #expect(next.ended && next.shown?.status == "onTheWay")
+    #expect(policy.decide(snapshot(4, .arriving), state: next, now: now + 60).0 == .skip(.ended))
+    // A minute earlier it is an update like any other.
+    let (earlier, _) = policy.decide(snapshot(3, .onTheWay, rider: "Ana"), state: state, now: now - 60)
+    #expect(shape(earlier) == "p10 update")
+    // The order's own end near the limit keeps its own alert.
+    let (delivered, _) = policy.decide(snapshot(3, .delivered, eta: nil), state: state, now: now)
+    guard case .send(let end) = delivered else { return }
+    #expect(end.event == .end && end.alert == .delivered)
+  }
+
+  /// With no update to carry it, the sweep's end: what the card shows, stamped after the last
+  /// push, once; not before the margin, not after the system ended it, not for a card never shown.
+  @Test func anActivityWithoutUpdatesIsEndedAtTheMarginOnce() throws {
+    var state = ActivityState(startedAt: start)
+    state.shown = LiveActivityContent(snapshot(2, .picking))
+    state.lastTimestamp = Int(start.timeIntervalSince1970) + 9_999_999
+    let at = start + 8 * 3600 - 10 * 60
+    let (push, next) = try #require(policy.endAtLimit(state, now: at))
+    #expect(push.event == .end && push.alert == .stillHandled && push.relevance == 0)
+    #expect(push.timestamp == state.lastTimestamp + 1 && next.lastTimestamp == push.timestamp)
+    #expect(next.ended && policy.endAtLimit(next, now: at) == nil)
+    #expect(policy.endAtLimit(state, now: start + 8 * 3600 - 16 * 60) == nil, "before the margin")
+    #expect(policy.endAtLimit(state, now: start + 8 * 3600) == nil, "the system ended it")
+    state.shown = nil
+    #expect(policy.endAtLimit(state, now: at) == nil, "nothing shown yet")
+  }
+
+  @Test func everyPushCarriesItsRelevance() {
+    let decisions = run([snapshot(1, .placed), snapshot(2, .onTheWay, rider: "Ana")])
+    let scores = decisions.compactMap { decision -> Double? in
+      if case .send(let push) = decision { return push.relevance }
+      return nil
+    }
+    #expect(
+      scores == [
+        LiveActivityRelevance.score(snapshot(1, .placed)),
+        LiveActivityRelevance.score(snapshot(2, .onTheWay, rider: "Ana")),
+      ])
+    #expect(scores[1] > scores[0])
+  }
+}
+
+/// Two orders at once: the one nearer to the door ranks higher.
+@Suite struct LiveActivityRelevanceTests {
+  let at = Date(timeIntervalSince1970: 1_790_000_000)
+
+  func score(_ status: TrackingStatus, minutes: Double?) -> Double {
+    LiveActivityRelevance.score(
+      TrackingSnapshot(
+        orderId: "o", version: 1, status: status, problem: nil,
+        eta: minutes.map { ETARange(earliest: at + $0 * 30, latest: at + $0 * 60) }, rider: nil,
+        destination: nil, generatedAt: at))
+  }
+
+  @Test func theStageRanksFirstThenTheMinutesLeft() {
+    #expect(score(.placed, minutes: 20) == 179)
+    #expect(score(.picking, minutes: 20) == 279 && score(.problem, minutes: 20) == 279)
+    #expect(score(.onTheWay, minutes: 12) == 387)
+    #expect(score(.arriving, minutes: 2) == 497)
+    #expect(score(.arriving, minutes: 0) == 499 && score(.arriving, minutes: -5) == 499, "late counts as now")
+    #expect(score(.onTheWay, minutes: 500) == 300, "99 minutes or more count as 99")
+    #expect(score(.onTheWay, minutes: nil) == 300)
+    #expect(score(.delivered, minutes: nil) == 0 && score(.cancelled, minutes: nil) == 0)
+    // An order on its way outranks one still packed, whatever their ETAs.
+    #expect(score(.onTheWay, minutes: 90) > score(.picking, minutes: 1))
+  }
 }

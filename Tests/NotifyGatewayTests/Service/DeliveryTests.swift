@@ -204,4 +204,47 @@ import Testing
     #expect(record.status == 200)
     #expect(record.bodyString.contains("Payment declined"))
   }
+
+  /// An activity left without updates near its eight hours is ended with what it shows and a
+  /// word that the order is still being handled; the order's next news reaches the devices.
+  @Test func nearItsEightHoursAnActivityIsEndedAndTheNewsGoesOnAsAlerts() async throws {
+    let fixture = try NotifyFixture()
+    let token = NotifyFixture.activityToken(9)
+    let device = NotifyFixture.deviceToken(9)
+    try fixture.app.commands.registerDevice(device, user: "u1")
+    try fixture.activity("o9", token: token)
+    try fixture.update(fixture.snapshot("o9", 1, .picking))
+    await fixture.deliver()
+    fixture.clock.advance(by: 7 * 3600 + 30 * 60)
+    await fixture.deliver()
+    #expect(fixture.received(token).count == 1, "not yet: half an hour left")
+    fixture.clock.advance(by: 16 * 60)
+    await fixture.deliver()
+    let pushes = fixture.received(token)
+    #expect(pushes.map(\.status) == [200, 200])
+    guard case .object(let root)? = pushes.last?.payload, case .object(let aps)? = root["aps"] else {
+      Issue.record("no end push")
+      return
+    }
+    #expect(aps["event"] == .string("end"))
+    #expect(
+      aps["alert"]
+        == .object(["title": .string("Still on it"), "body": .string(AlertText.stillHandled.body)]))
+    if case .object(let content)? = aps["content-state"] { #expect(content["status"] == .string("picking")) }
+    #expect(try fixture.app.store.activity("o9")?.state.ended == true)
+    #expect(
+      try fixture.outcomes().last.map { $0.type == PushEventType.delivered && $0.outcome.event == "end" }
+        == true)
+    // The next stage goes to the device as an alert, not to the ended card.
+    try fixture.update(fixture.snapshot("o9", 2, .onTheWay))
+    await fixture.deliver()
+    #expect(fixture.received(token).count == 2)
+    #expect(fixture.received(device).map(\.status) == [200])
+    #expect(
+      fixture.received(device).first.map { String(describing: $0.payload).contains("On its way") } == true)
+    // Swept again later: nothing more.
+    fixture.clock.advance(by: 60)
+    await fixture.deliver()
+    #expect(fixture.received(token).count == 2)
+  }
 }

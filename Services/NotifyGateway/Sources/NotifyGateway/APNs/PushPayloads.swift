@@ -48,15 +48,26 @@ public enum PushPayloads {
     _ snapshot: TrackingSnapshot, event: Event, alert: AlertText?, timestamp: Int? = nil,
     staleAfter: TimeInterval = staleAfter, dismissAfter: TimeInterval = 900
   ) -> [UInt8] {
-    let timestamp = timestamp ?? LiveActivityContent.seconds(snapshot.generatedAt)
-    var content = LiveActivityContent(snapshot)
+    liveActivity(
+      LiveActivityContent(snapshot), event: event, alert: alert,
+      timestamp: timestamp ?? LiveActivityContent.seconds(snapshot.generatedAt),
+      relevance: LiveActivityRelevance.score(snapshot), staleAfter: staleAfter, dismissAfter: dismissAfter)
+  }
+
+  /// An ActivityKit push of `content` (the card as it is shown, without a snapshot: an activity
+  /// ended at its eight hours).
+  public static func liveActivity(
+    _ content: LiveActivityContent, event: Event, alert: AlertText?, timestamp: Int, relevance: Double?,
+    staleAfter: TimeInterval = staleAfter, dismissAfter: TimeInterval = 900
+  ) -> [UInt8] {
+    var content = content
     var alert = alert
     while true {
       let aps = LiveActivity.APS(
         timestamp: timestamp, event: event.rawValue, contentState: content,
         staleDate: event == .update ? timestamp + Int(staleAfter) : nil,
         dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
-        relevanceScore: nil)
+        relevanceScore: relevance)
       let bytes = encode(LiveActivity(aps: aps))
       guard bytes.count > APNsRules.maximumPayload else { return bytes }
       if let body = alert?.body, body.count > 2 {

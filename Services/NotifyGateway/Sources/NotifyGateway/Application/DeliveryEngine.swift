@@ -27,6 +27,8 @@ public final class DeliveryEngine: LifecycleService {
     /// How long a claim holds unrecorded: well past one round's sends at APNs's slowest, so only
     /// a replica that stopped loses its claims (and another sends them after this long).
     public var claim: TimeInterval = 30
+    /// How often activities near their eight hours are looked for (`PushPolicy.endAtLimit`).
+    public var sweepInterval: TimeInterval = 10
 
     public init(bundleID: String) { self.bundleID = bundleID }
   }
@@ -45,6 +47,7 @@ public final class DeliveryEngine: LifecycleService {
   private let wakeSignal = WakeSignal()
   private let loop = BackgroundLoop()
   private let lastPurge = Mutex<ContinuousClock.Instant?>(nil)
+  private let lastSweep = Mutex<Date?>(nil)
   private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
   private let metrics: MetricsRegistry
   private let downgrades: Counter
@@ -100,20 +103,29 @@ public final class DeliveryEngine: LifecycleService {
     let batch = options.batch
     let now = clock.now()
     let (sender, until) = (options.sender, now + options.claim)
-    let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert])
+    // Now and then, activities near their eight hours with no update to end them.
+    let agingBefore = sweepIsDue(now) ? now - (policy.maximumLifetime - policy.endingMargin) : nil
+    let notBefore = now - policy.maximumLifetime
+    let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert], [NotifyStore.AgingActivity])
     do {
       due = try await store.database.writeAsync { db in
         let updates = try store.dueUpdates(at: now, limit: batch, sender: sender, in: db)
         try store.claimActivities(updates.map(\.orderId), sender: sender, until: until, in: db)
         let alerts = try store.dueAlerts(at: now, limit: batch, sender: sender, in: db)
         try store.claimAlerts(alerts.map(\.seq), sender: sender, until: until, in: db)
-        return (updates, alerts)
+        let aging =
+          try agingBefore.map {
+            try store.agingActivities(
+              startedBefore: $0, startedAfter: notBefore, at: now, limit: batch, sender: sender, in: db)
+          } ?? []
+        try store.claimActivities(aging.map(\.orderId), sender: sender, until: until, in: db)
+        return (updates, alerts, aging)
       }
     } catch {
       logger.error("reading due pushes failed", ["error": "\(error)"])
       return false
     }
-    guard !due.0.isEmpty || !due.1.isEmpty else {
+    guard !due.0.isEmpty || !due.1.isEmpty || !due.2.isEmpty else {
       await purgeWhenIdle()
       return false
     }
@@ -123,7 +135,10 @@ public final class DeliveryEngine: LifecycleService {
     let alerts: [@Sendable () async -> Record] = due.1.map { alert in
       { @Sendable in await self.deliver(alert) }
     }
-    let jobs = updates + alerts
+    let endings: [@Sendable () async -> Record] = due.2.map { activity in
+      { @Sendable in await self.end(activity) }
+    }
+    let jobs = updates + alerts + endings
     let records = await withTaskGroup(of: Record.self) { group -> [Record] in
       var records: [Record] = []
       var next = 0
@@ -149,6 +164,8 @@ public final class DeliveryEngine: LifecycleService {
             case .update(let update, let outcome, let ended):
               try self.record(outcome, of: update, ended: ended)
             case .alert(let alert, let outcome, let ended): try self.record(outcome, of: alert, ended: ended)
+            case .ending(let activity, let outcome, let ended):
+              try self.record(outcome, ofEnding: activity, ended: ended)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -166,6 +183,8 @@ public final class DeliveryEngine: LifecycleService {
   enum Record: Sendable {
     case update(NotifyStore.DueUpdate, PushDelivery.UpdateOutcome, ended: PushOutcome?)
     case alert(NotifyStore.DueAlert, PushDelivery.AlertOutcome, ended: PushOutcome?)
+    /// The end of an activity near its eight hours (`PushPolicy.endAtLimit`).
+    case ending(NotifyStore.AgingActivity, PushDelivery.UpdateOutcome, ended: PushOutcome?)
   }
 
   /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the
@@ -193,6 +212,30 @@ public final class DeliveryEngine: LifecycleService {
         if stillPending { try store.deletePending(update.orderId, in: db) }
       case .tokenGone:
         try store.forgetActivityToken(update.orderId, token: update.token, in: db)
+      }
+    }
+  }
+
+  /// Records how the end of an aging activity went: ended (or, refused for good, given up as
+  /// ended), tried again at the next sweep, or its token gone.
+  func record(
+    _ outcome: PushDelivery.UpdateOutcome, ofEnding activity: NotifyStore.AgingActivity, ended: PushOutcome?
+  ) throws {
+    let store = self.store
+    let sender = options.sender
+    try store.database.write { db in
+      try self.publish(ended, correlationID: nil, in: db)
+      try store.releaseActivity(activity.orderId, sender: sender, in: db)
+      switch outcome {
+      case .handled(let state):
+        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
+      case .retry: break
+      case .dropped:
+        var state = activity.state
+        state.ended = true
+        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
+      case .tokenGone:
+        try store.forgetActivityToken(activity.orderId, token: activity.token, in: db)
       }
     }
   }
@@ -274,7 +317,8 @@ public final class DeliveryEngine: LifecycleService {
       token: update.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
       priority: push.priority, expiration: update.expiresAt, id: Self.apnsIDs.next(),
       payload: PushPayloads.liveActivity(
-        update.snapshot, event: push.event, alert: push.alert, timestamp: push.timestamp))
+        LiveActivityContent(update.snapshot), event: push.event, alert: push.alert, timestamp: push.timestamp,
+        relevance: push.relevance))
     let response = await send(request)
     count(request, response)
     let answer = Self.answer(response)
@@ -303,6 +347,46 @@ public final class DeliveryEngine: LifecycleService {
 
   static func milliseconds(from start: Date, to end: Date) -> Int {
     max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
+  }
+
+  /// Ends an activity near its eight hours with what it shows and an alert that the order is
+  /// still being handled.
+  private func end(_ activity: NotifyStore.AgingActivity) async -> Record {
+    let now = clock.now()
+    guard let (push, next) = policy.endAtLimit(activity.state, now: now), let shown = activity.state.shown
+    else {
+      return .ending(activity, .retry(at: now), ended: nil)
+    }
+    let request = APNsRequest(
+      token: activity.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
+      priority: push.priority, expiration: now + policy.endingMargin, id: Self.apnsIDs.next(),
+      payload: PushPayloads.liveActivity(
+        shown, event: .end, alert: push.alert, timestamp: push.timestamp, relevance: push.relevance))
+    let response = await send(request)
+    count(request, response)
+    let answer = Self.answer(response)
+    let outcome = PushDelivery.outcome(
+      of: answer, next: next, attempts: 0, expiresAt: now + policy.endingMargin, now: clock.now(), jitter: 1)
+    if case .retry = outcome { return .ending(activity, outcome, ended: nil) }
+    let answeredAt = clock.now()
+    return .ending(
+      activity, outcome,
+      ended: PushOutcome(
+        pushId: request.id, tokenKind: .liveActivity, token: activity.token, orderId: activity.orderId,
+        userId: activity.userId, pushType: APNsRequest.PushType.liveactivity.rawValue, event: "end",
+        version: activity.state.lastVersion, priority: push.priority, status: response?.status,
+        reason: response?.reason ?? (response == nil ? "NoAnswer" : nil),
+        latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt))
+  }
+
+  /// Whether the aging sweep is due at `now` (every `sweepInterval` by the engine's clock), noting
+  /// that it runs.
+  private func sweepIsDue(_ now: Date) -> Bool {
+    lastSweep.withLock { last in
+      guard last.map({ now.timeIntervalSince($0) >= options.sweepInterval }) ?? true else { return false }
+      last = now
+      return true
+    }
   }
 
   // MARK: - Alerts

@@ -85,7 +85,9 @@ public final class NotifyCommands: Sendable {
         update, occurredAt: occurredAt, correlationID: correlationID, at: now,
         expiresAt: now + self.updateLifetime,
         in: db)
-      if let alert = PendingUpdates.alertInstead(of: update, hasActivity: handled?.hasToken ?? false) {
+      if let alert = PendingUpdates.alertInstead(
+        of: update, hasActivity: handled?.hasToken ?? false, activityEnded: handled?.ended ?? false)
+      {
         try store.queueAlert(
           alert, user: update.userId, orderId: orderId, occurredAt: occurredAt, correlationID: correlationID,
           at: now,

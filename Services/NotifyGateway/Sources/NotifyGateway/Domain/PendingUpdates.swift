@@ -29,11 +29,14 @@ public enum PendingUpdates {
   }
 
   /// The alert for the user's devices instead of a Live Activity push: an order that became
-  /// `delivered` while no activity exists for it.
-  public static func alertInstead(of update: TrackingUpdated, hasActivity: Bool) -> AlertText? {
-    guard update.snapshot.status == .delivered, update.changed.contains(.stage), !hasActivity else {
-      return nil
-    }
+  /// `delivered` while no activity exists for it, and every stage change after its activity
+  /// ended near its eight hours (`activityEnded` while the order ran on).
+  public static func alertInstead(of update: TrackingUpdated, hasActivity: Bool, activityEnded: Bool = false)
+    -> AlertText?
+  {
+    guard update.changed.contains(.stage) else { return nil }
+    if hasActivity && activityEnded { return .progress(update.snapshot) }
+    guard update.snapshot.status == .delivered, !hasActivity else { return nil }
     return .delivered
   }
 

@@ -28,12 +28,18 @@ public struct ActivityState: Sendable, Hashable {
 /// - anything else (the rider moved, the card has no map): nothing;
 /// - over `hourlyBudget` priority-10 pushes within any sixty minutes (a sliding window): priority
 ///   5, counted as a downgrade;
-/// - past `maximumLifetime` (eight hours) the system ended the activity: nothing;
-/// - every push's `timestamp` is later than the previous push's (two in one second: one more).
+/// - within `endingMargin` of `maximumLifetime` (eight hours), the next update ends the activity
+///   with its content and an alert that the order is still being handled (`endAtLimit` ends one
+///   that gets no update meanwhile); the order's news then goes to the devices as alerts;
+/// - past `maximumLifetime` the system ended the activity: nothing;
+/// - every push carries the order's `relevance-score` (`LiveActivityRelevance`).
 public struct PushPolicy: Sendable {
   public var hourlyBudget: Int
   public var etaDrift: TimeInterval = 60
   public var maximumLifetime: TimeInterval = 8 * 3600
+  /// How long before `maximumLifetime` an activity is ended by us, with its content, rather
+  /// than by the system, which would leave it showing old news.
+  public var endingMargin: TimeInterval = 15 * 60
 
   public init(hourlyBudget: Int = 12) { self.hourlyBudget = hourlyBudget }
 
@@ -51,6 +57,8 @@ public struct PushPolicy: Sendable {
     /// previous push's when both fall in one second — the device keeps only an update newer than
     /// what it shows, so each push must be strictly later than the last.
     public var timestamp: Int
+    /// The activity's `relevance-score` among the customer's others.
+    public var relevance: Double = 0
   }
 
   public enum Decision: Sendable, Hashable {
@@ -74,7 +82,8 @@ public struct PushPolicy: Sendable {
     let content = LiveActivityContent(snapshot)
     let event: LiveActivityEvent
     let wantsHigh: Bool
-    if snapshot.status.isTerminal {
+    let nearLimit = isNearLimit(state, now: now)
+    if snapshot.status.isTerminal || nearLimit {
       event = .end
       wantsHigh = true
     } else if content.status != state.shown?.status {
@@ -103,10 +112,44 @@ public struct PushPolicy: Sendable {
     // stamps it so), which is what the app stamps its own foreground update with.
     let timestamp = LiveActivityContent.seconds(snapshot.generatedAt)
     next.lastTimestamp = max(timestamp, state.lastTimestamp)
-    let alert = AlertText.stage(snapshot)
+    let alert = snapshot.status.isTerminal || !nearLimit ? AlertText.stage(snapshot) : .stillHandled
     return (
       .send(
-        Push(priority: priority, event: event, alert: alert, downgraded: downgraded, timestamp: timestamp)),
+        Push(
+          priority: priority, event: event, alert: alert, downgraded: downgraded, timestamp: timestamp,
+          relevance: LiveActivityRelevance.score(snapshot))),
+      next
+    )
+  }
+
+  /// Whether an activity is within `endingMargin` of the system ending it (and not past it).
+  func isNearLimit(_ state: ActivityState, now: Date) -> Bool {
+    now.timeIntervalSince(state.startedAt) >= maximumLifetime - endingMargin
+  }
+
+  /// The end of an activity that reached `endingMargin` before its limit with no update to carry
+  /// it: its shown content, an alert that the order is still being handled, a timestamp after
+  /// the last push's. Nil when it is not due (ended, not near the limit, past it, or never shown).
+  public func endAtLimit(_ state: ActivityState, now: Date) -> (Push, ActivityState)? {
+    guard !state.ended, state.shown != nil, isNearLimit(state, now: now),
+      now.timeIntervalSince(state.startedAt) < maximumLifetime
+    else { return nil }
+    var next = state
+    next.ended = true
+    var priority = 10
+    next.highPriorityTimes.removeAll { now.timeIntervalSince($0) >= 3600 }
+    if next.highPriorityTimes.count >= hourlyBudget {
+      priority = 5
+    } else {
+      next.highPriorityTimes.append(now)
+    }
+    let timestamp = max(LiveActivityContent.seconds(now), state.lastTimestamp + 1)
+    next.lastTimestamp = timestamp
+    return (
+      Push(
+        priority: priority, event: .end, alert: .stillHandled, downgraded: priority == 5,
+        timestamp: timestamp,
+        relevance: 0),
       next
     )
   }

@@ -96,12 +96,15 @@ public final class NotifyStore: Sendable {
     try db.execute("UPDATE activities SET token = NULL WHERE order_id = ? AND token = ?", orderId, token)
   }
 
-  /// The version the order's activity handled last and whether it has a token (nil: no activity).
+  /// The version the order's activity handled last, whether it has a token and whether it ended
+  /// (nil: no activity).
   public func handledVersion(_ orderId: String, in db: any SQLConnection) throws -> (
-    version: Int64, hasToken: Bool
+    version: Int64, hasToken: Bool, ended: Bool
   )? {
-    try db.queryOne("SELECT last_version, token IS NOT NULL FROM activities WHERE order_id = ?", orderId)
-      .map { (try $0.int64(0), try $0.bool(1)) }
+    try db.queryOne(
+      "SELECT last_version, token IS NOT NULL, ended FROM activities WHERE order_id = ?", orderId
+    )
+    .map { (try $0.int64(0), try $0.bool(1), try $0.bool(2)) }
   }
 
   // MARK: - Pending updates
@@ -247,6 +250,36 @@ public final class NotifyStore: Sendable {
   public func releaseActivity(_ orderId: String, sender: String, in db: any SQLConnection) throws {
     try db.execute(
       "UPDATE activities SET sending_until = NULL WHERE order_id = ? AND sender = ?", orderId, sender)
+  }
+
+  /// An activity near its eight hours: not ended, with a token and something shown.
+  public struct AgingActivity: Sendable, Hashable {
+    public var orderId: String
+    public var userId: String
+    public var token: String
+    public var state: ActivityState
+  }
+
+  /// Activities started in (`startedAfter`, `startedBefore`], not ended, with a token and shown
+  /// content and no update pending (that one ends them), that `sender` may claim at `now`.
+  public func agingActivities(
+    startedBefore: Date, startedAfter: Date, at now: Date, limit: Int, sender: String,
+    in db: any SQLConnection
+  ) throws -> [AgingActivity] {
+    let now = now.timeIntervalSince1970
+    return try db.query(
+      """
+      SELECT a.order_id, a.user_id, a.token, \(Self.stateColumns) FROM activities a
+      WHERE a.ended = 0 AND a.token IS NOT NULL AND a.shown IS NOT NULL AND a.started_at <= ? AND a.started_at > ?
+        AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
+        AND NOT EXISTS (SELECT 1 FROM pending p WHERE p.order_id = a.order_id)
+      ORDER BY a.started_at LIMIT ?
+      """, startedBefore.timeIntervalSince1970, startedAfter.timeIntervalSince1970, now, sender, limit
+    ).map { row in
+      AgingActivity(
+        orderId: try row.string(0), userId: try row.string(1), token: try row.string(2),
+        state: try Self.state(row, from: 3))
+    }
   }
 
   /// A queued alert for one device.
