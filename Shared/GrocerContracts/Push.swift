@@ -20,6 +20,8 @@ public struct PushOutcome: Codable, Hashable, Sendable {
     case liveActivity
     /// A device registered for alerts.
     case device
+    /// A device's push-to-start token (the push starts a Live Activity).
+    case pushToStart
   }
 
   /// The push's `apns-id`.

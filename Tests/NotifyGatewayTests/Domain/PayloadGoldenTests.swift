@@ -32,6 +32,12 @@ import Testing
         snapshot(.delivered), event: .end, alert: AlertText.stage(snapshot(.delivered)))
     ),
     (
+      "liveactivity-start.json",
+      PushPayloads.liveActivityStart(
+        LiveActivityContent(snapshot(.picking)), orderId: "ord_8F3K", hub: "h1", alert: .orderConfirmed,
+        timestamp: 1_792_521_480, relevance: LiveActivityRelevance.score(snapshot(.picking)))
+    ),
+    (
       "alert-confirmed.json",
       PushPayloads.alert(
         AlertText(title: "Order confirmed", body: "We're packing your order."), orderId: "ord_8F3K")

@@ -63,11 +63,16 @@ public func buildNotifyGateway(
   )
   .open(migrations: NotifySchema.migrations, logger: logger)
   let store = NotifyStore(database: database)
-  let commands = NotifyCommands(store: store, clock: clock, updateLifetime: configuration.updateLifetime)
+  let commands = NotifyCommands(
+    store: store, clock: clock, updateLifetime: configuration.updateLifetime,
+    startAfter: configuration.liveActivityStartAfter > 0 ? configuration.liveActivityStartAfter : nil)
   var engineOptions = DeliveryEngine.Options(bundleID: configuration.bundleID)
   engineOptions.concurrency = configuration.concurrency
   engineOptions.onDelivered = onDelivered
   engineOptions.sender = configuration.replicaID
+  engineOptions.start = LiveActivityStartPolicy(
+    after: configuration.liveActivityStartAfter, budget: configuration.liveActivityStartBudget)
+  engineOptions.alertLifetime = configuration.updateLifetime
   let engine = DeliveryEngine(
     store: store, transport: chosen,
     policy: PushPolicy(hourlyBudget: configuration.hourlyBudget),

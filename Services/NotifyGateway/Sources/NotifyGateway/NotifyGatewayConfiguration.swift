@@ -38,6 +38,12 @@ public struct NotifyGatewayConfiguration: Sendable {
   /// This replica's name on the pushes it claims: one per replica, the same across its restarts
   /// (a restarted replica takes its claims back at once).
   public var replicaID: String
+  /// How long a confirmed order's app has to start its Live Activity before the gateway starts
+  /// it by push (`GROCER_LIVE_ACTIVITY_START_AFTER`, seconds; 0 turns push-to-start off).
+  public var liveActivityStartAfter: TimeInterval = 20
+  /// Push-to-start pushes per device per hour before an alert goes instead
+  /// (`GROCER_LIVE_ACTIVITY_START_BUDGET`).
+  public var liveActivityStartBudget = 3
   /// Whether the simulator keeps its record on disk (`GROCER_APNS_SIM_JOURNAL`, on unless 0).
   public var simulatorJournal = true
   public var settings: Settings
@@ -57,6 +63,10 @@ public struct NotifyGatewayConfiguration: Sendable {
     simulatorFailureRate = min(1, max(0, settings.double("GROCER_APNS_SIM_FAILURE_RATE", default: 0)))
     simulatorLatency = max(0, settings.double("GROCER_APNS_SIM_LATENCY", default: 0))
     simulatorJournal = settings.string("GROCER_APNS_SIM_JOURNAL", default: "1") != "0"
+    liveActivityStartAfter = max(
+      0, settings.double("GROCER_LIVE_ACTIVITY_START_AFTER", default: liveActivityStartAfter))
+    liveActivityStartBudget = max(
+      0, settings.int("GROCER_LIVE_ACTIVITY_START_BUDGET", default: liveActivityStartBudget))
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
     apnsTransport = settings.string("GROCER_APNS_TRANSPORT", default: apnsTransport).lowercased()

@@ -12,9 +12,10 @@ public enum PushPayloads {
   /// How long after its `timestamp` an update's card goes stale (`stale-date`).
   public static let staleAfter: TimeInterval = 180
 
-  /// The `stale-date` of a push of `event` stamped `timestamp` (none for an end).
+  /// The `stale-date` of a push of `event` stamped `timestamp` (an update's or a start's; none
+  /// for an end).
   public static func staleDate(event: Event, timestamp: Int) -> Date? {
-    event == .update ? Date(timeIntervalSince1970: Double(timestamp) + staleAfter) : nil
+    event != .end ? Date(timeIntervalSince1970: Double(timestamp) + staleAfter) : nil
   }
 
   struct LiveActivity: Encodable {
@@ -26,13 +27,17 @@ public enum PushPayloads {
       var dismissalDate: Int?
       var alert: AlertText?
       var relevanceScore: Double?
+      /// A start's: the app's `ActivityAttributes` type and its static attributes.
+      var attributesType: String?
+      var attributes: StartAttributes?
 
       enum CodingKeys: String, CodingKey {
-        case timestamp, event, alert
+        case timestamp, event, alert, attributes
         case contentState = "content-state"
         case staleDate = "stale-date"
         case dismissalDate = "dismissal-date"
         case relevanceScore = "relevance-score"
+        case attributesType = "attributes-type"
       }
     }
     var aps: APS
@@ -54,20 +59,40 @@ public enum PushPayloads {
       relevance: LiveActivityRelevance.score(snapshot), staleAfter: staleAfter, dismissAfter: dismissAfter)
   }
 
+  /// The static attributes a push-to-start gives the activity (the app's `ActivityAttributes`).
+  public struct StartAttributes: Encodable, Sendable, Hashable {
+    public var orderId: String
+    public var hub: String
+  }
+
+  /// The app's `ActivityAttributes` type name a start names (`attributes-type`).
+  public static let attributesType = "DeliveryAttributes"
+
+  /// A push-to-start: `event: start` with the attributes, the content, an alert (a start must
+  /// alert), a timestamp and a stale date.
+  public static func liveActivityStart(
+    _ content: LiveActivityContent, orderId: String, hub: String, alert: AlertText, timestamp: Int,
+    relevance: Double?
+  ) -> [UInt8] {
+    liveActivity(
+      content, event: .start, alert: alert, timestamp: timestamp, relevance: relevance,
+      start: StartAttributes(orderId: orderId, hub: hub))
+  }
+
   /// An ActivityKit push of `content` (the card as it is shown, without a snapshot: an activity
-  /// ended at its eight hours).
+  /// ended at its eight hours, or started by push).
   public static func liveActivity(
     _ content: LiveActivityContent, event: Event, alert: AlertText?, timestamp: Int, relevance: Double?,
-    staleAfter: TimeInterval = staleAfter, dismissAfter: TimeInterval = 900
+    staleAfter: TimeInterval = staleAfter, dismissAfter: TimeInterval = 900, start: StartAttributes? = nil
   ) -> [UInt8] {
     var content = content
     var alert = alert
     while true {
       let aps = LiveActivity.APS(
         timestamp: timestamp, event: event.rawValue, contentState: content,
-        staleDate: event == .update ? timestamp + Int(staleAfter) : nil,
+        staleDate: event != .end ? timestamp + Int(staleAfter) : nil,
         dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
-        relevanceScore: relevance)
+        relevanceScore: relevance, attributesType: start.map { _ in attributesType }, attributes: start)
       let bytes = encode(LiveActivity(aps: aps))
       guard bytes.count > APNsRules.maximumPayload else { return bytes }
       if let body = alert?.body, body.count > 2 {

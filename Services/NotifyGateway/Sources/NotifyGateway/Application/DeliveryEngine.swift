@@ -29,6 +29,10 @@ public final class DeliveryEngine: LifecycleService {
     public var claim: TimeInterval = 30
     /// How often activities near their eight hours are looked for (`PushPolicy.endAtLimit`).
     public var sweepInterval: TimeInterval = 10
+    /// Push-to-start's budget (the wait is `NotifyCommands`'s).
+    public var start = LiveActivityStartPolicy()
+    /// How long an alert instead of a start is worth delivering.
+    public var alertLifetime: TimeInterval = 600
 
     public init(bundleID: String) { self.bundleID = bundleID }
   }
@@ -106,7 +110,8 @@ public final class DeliveryEngine: LifecycleService {
     // Now and then, activities near their eight hours with no update to end them.
     let agingBefore = sweepIsDue(now) ? now - (policy.maximumLifetime - policy.endingMargin) : nil
     let notBefore = now - policy.maximumLifetime
-    let due: ([NotifyStore.DueUpdate], [NotifyStore.DueAlert], [NotifyStore.AgingActivity])
+    let due:
+      ([NotifyStore.DueUpdate], [NotifyStore.DueAlert], [NotifyStore.AgingActivity], [NotifyStore.DueStart])
     do {
       due = try await store.database.writeAsync { db in
         let updates = try store.dueUpdates(at: now, limit: batch, sender: sender, in: db)
@@ -119,13 +124,15 @@ public final class DeliveryEngine: LifecycleService {
               startedBefore: $0, startedAfter: notBefore, at: now, limit: batch, sender: sender, in: db)
           } ?? []
         try store.claimActivities(aging.map(\.orderId), sender: sender, until: until, in: db)
-        return (updates, alerts, aging)
+        let starts = try store.dueStarts(at: now, limit: batch, sender: sender, in: db)
+        try store.claimStarts(starts.map(\.orderId), sender: sender, until: until, in: db)
+        return (updates, alerts, aging, starts)
       }
     } catch {
       logger.error("reading due pushes failed", ["error": "\(error)"])
       return false
     }
-    guard !due.0.isEmpty || !due.1.isEmpty || !due.2.isEmpty else {
+    guard !due.0.isEmpty || !due.1.isEmpty || !due.2.isEmpty || !due.3.isEmpty else {
       await purgeWhenIdle()
       return false
     }
@@ -138,7 +145,10 @@ public final class DeliveryEngine: LifecycleService {
     let endings: [@Sendable () async -> Record] = due.2.map { activity in
       { @Sendable in await self.end(activity) }
     }
-    let jobs = updates + alerts + endings
+    let starts: [@Sendable () async -> Record] = due.3.map { start in
+      { @Sendable in await self.start(start) }
+    }
+    let jobs = updates + alerts + endings + starts
     let records = await withTaskGroup(of: Record.self) { group -> [Record] in
       var records: [Record] = []
       var next = 0
@@ -166,6 +176,7 @@ public final class DeliveryEngine: LifecycleService {
             case .alert(let alert, let outcome, let ended): try self.record(outcome, of: alert, ended: ended)
             case .ending(let activity, let outcome, let ended):
               try self.record(outcome, ofEnding: activity, ended: ended)
+            case .starting(let start, let devices): try self.record(devices, of: start)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -185,6 +196,43 @@ public final class DeliveryEngine: LifecycleService {
     case alert(NotifyStore.DueAlert, PushDelivery.AlertOutcome, ended: PushOutcome?)
     /// The end of an activity near its eight hours (`PushPolicy.endAtLimit`).
     case ending(NotifyStore.AgingActivity, PushDelivery.UpdateOutcome, ended: PushOutcome?)
+    /// What push-to-start did on each of the customer's devices.
+    case starting(NotifyStore.DueStart, [StartOnDevice])
+  }
+
+  /// One device's part of a push-to-start: its starts afterwards, an alert instead, the start
+  /// push's answer, whether its start token is gone.
+  struct StartOnDevice: Sendable {
+    var device: NotifyStore.StartDevice
+    var recentStarts: [Date]
+    var alertInstead = false
+    var ended: PushOutcome?
+    var tokenGone = false
+  }
+
+  /// Records a push-to-start: each device's budget, alerts instead, answers, start tokens gone;
+  /// the order waits no more.
+  func record(_ devices: [StartOnDevice], of start: NotifyStore.DueStart) throws {
+    let store = self.store
+    let now = clock.now()
+    try store.database.write { db in
+      for result in devices {
+        try self.publish(result.ended, correlationID: start.correlationID, in: db)
+        if result.recentStarts != result.device.recentStarts {
+          try store.saveStartTimes(result.recentStarts, device: result.device.token, in: db)
+        }
+        if result.tokenGone {
+          try store.forgetStartToken(result.device.startToken, device: result.device.token, in: db)
+        }
+        if result.alertInstead {
+          try store.queueAlert(
+            .followInApp, device: result.device.token, user: start.userId, orderId: start.orderId,
+            occurredAt: now,
+            correlationID: start.correlationID, at: now, expiresAt: now + self.options.alertLifetime, in: db)
+        }
+      }
+      try store.finishStart(start.orderId, in: db)
+    }
   }
 
   /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the
@@ -377,6 +425,58 @@ public final class DeliveryEngine: LifecycleService {
         version: activity.state.lastVersion, priority: push.priority, status: response?.status,
         reason: response?.reason ?? (response == nil ? "NoAnswer" : nil),
         latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt))
+  }
+
+  /// Starts the order's Live Activity on each device with a start token, as the start policy
+  /// says: a start push (`event: start`, the order's newest content), an alert when the device's
+  /// starts are used up, nothing when the app started it meanwhile.
+  private func start(_ due: NotifyStore.DueStart) async -> Record {
+    let now = clock.now()
+    let content =
+      due.snapshot.map(LiveActivityContent.init)
+      ?? LiveActivityContent(
+        status: TrackingStatus.placed.rawValue, etaEarliest: nil, etaLatest: nil, riderFirstName: nil)
+    let timestamp =
+      due.snapshot.map { LiveActivityContent.seconds($0.generatedAt) } ?? LiveActivityContent.seconds(now)
+    let relevance = due.snapshot.map(LiveActivityRelevance.score) ?? 100
+    var results: [StartOnDevice] = []
+    for device in due.devices {
+      let (decision, recent) = options.start.decide(
+        hasActivity: due.hasActivity, recent: device.recentStarts, now: now)
+      var result = StartOnDevice(device: device, recentStarts: recent)
+      switch decision {
+      case .notNeeded: continue
+      case .alertInstead: result.alertInstead = true
+      case .start:
+        let request = APNsRequest(
+          token: device.startToken, pushType: .liveactivity,
+          topic: options.bundleID + APNsRules.liveActivitySuffix, priority: 10,
+          expiration: now + options.alertLifetime, id: Self.apnsIDs.next(),
+          payload: PushPayloads.liveActivityStart(
+            content, orderId: due.orderId, hub: due.hub, alert: .orderConfirmed, timestamp: timestamp,
+            relevance: relevance))
+        let response = await send(request)
+        count(request, response)
+        let answer = Self.answer(response)
+        // Not started: the start does not count against the budget, and the device is told
+        // where to follow the order instead.
+        if answer != .delivered {
+          result.recentStarts = device.recentStarts
+          result.alertInstead = answer != .tokenGone
+        }
+        result.tokenGone = answer == .tokenGone
+        let answeredAt = clock.now()
+        result.ended = PushOutcome(
+          pushId: request.id, tokenKind: .pushToStart, token: device.startToken, orderId: due.orderId,
+          userId: due.userId, pushType: APNsRequest.PushType.liveactivity.rawValue, event: "start",
+          version: due.snapshot?.version, priority: 10, status: response?.status,
+          reason: response?.reason ?? (response == nil ? "NoAnswer" : nil),
+          latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt,
+          staleDate: answer == .delivered ? PushPayloads.staleDate(event: .start, timestamp: timestamp) : nil)
+      }
+      results.append(result)
+    }
+    return .starting(due, results)
   }
 
   /// Whether the aging sweep is due at `now` (every `sweepInterval` by the engine's clock), noting

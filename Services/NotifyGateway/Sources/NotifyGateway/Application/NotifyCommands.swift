@@ -14,11 +14,18 @@ public final class NotifyCommands: Sendable {
   private let clock: any WallClock
   /// How long a Live Activity update or an alert is worth delivering.
   let updateLifetime: TimeInterval
+  /// How long a confirmed order's app has to start its Live Activity before the gateway starts
+  /// it by push (nil: never).
+  let startAfter: TimeInterval?
 
-  public init(store: NotifyStore, clock: any WallClock, updateLifetime: TimeInterval = 600) {
+  public init(
+    store: NotifyStore, clock: any WallClock, updateLifetime: TimeInterval = 600,
+    startAfter: TimeInterval? = nil
+  ) {
     self.store = store
     self.clock = clock
     self.updateLifetime = updateLifetime
+    self.startAfter = startAfter
   }
 
   // MARK: - Devices
@@ -36,6 +43,13 @@ public final class NotifyCommands: Sendable {
   }
 
   public func devices(of user: String) throws -> [String] { try store.devices(of: user) }
+
+  /// Sets (nil: removes) the push-to-start token of `user`'s device `token`; false if the device
+  /// is not registered for them.
+  @discardableResult
+  public func setStartToken(_ startToken: String?, device token: String, user: String) throws -> Bool {
+    try store.database.write { try store.setStartToken(startToken, device: token, user: user, in: $0) }
+  }
 
   // MARK: - Consumed events (each once, by message id)
 
@@ -95,6 +109,26 @@ public final class NotifyCommands: Sendable {
       }
     }
     return result
+  }
+
+  /// `order.confirmed`, once per message id: the alert on every device of the customer, and the
+  /// wait for the app to start the order's Live Activity (after which the gateway starts it).
+  @discardableResult
+  public func orderConfirmed(
+    _ order: OrderConfirmed, occurredAt: Date, correlationID: String?, messageID: String, consumer: String
+  ) throws -> Bool {
+    let now = clock.now()
+    let store = self.store
+    return try once(messageID, consumer, now) { db in
+      try store.queueAlert(
+        .orderConfirmed, user: order.userId, orderId: order.orderId, occurredAt: occurredAt,
+        correlationID: correlationID, at: now, expiresAt: now + self.updateLifetime, in: db)
+      if let after = self.startAfter {
+        try store.scheduleStart(
+          order.orderId, user: order.userId, hub: order.hub, dueAt: now + after, correlationID: correlationID,
+          in: db)
+      }
+    }
   }
 
   /// An alert for every device of `user` (order confirmed or declined), once per message id.

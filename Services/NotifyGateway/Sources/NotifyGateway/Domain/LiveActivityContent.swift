@@ -25,5 +25,6 @@ public struct LiveActivityContent: Codable, Hashable, Sendable {
   static func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
 }
 
-/// What a Live Activity push does to the card: shows new content, or ends the activity.
-public enum LiveActivityEvent: String, Sendable, Hashable { case update, end }
+/// What a Live Activity push does to the card: starts it (push-to-start), shows new content, or
+/// ends the activity.
+public enum LiveActivityEvent: String, Sendable, Hashable { case start, update, end }

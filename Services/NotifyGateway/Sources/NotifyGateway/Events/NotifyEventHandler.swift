@@ -95,10 +95,8 @@ struct NotifyEventHandler: Sendable {
         let event = try TypedEventEnvelope<OrderConfirmed>.decode(delivery.body, type: type)
         let (id, at, order, correlation) = (event.id, event.occurredAt, event.payload, event.correlationId)
         return .work(type) {
-          _ = try $0.queueAlert(
-            .orderConfirmed, user: order.userId, orderId: order.orderId, occurredAt: at,
-            correlationID: correlation,
-            messageID: id, consumer: consumer)
+          _ = try $0.orderConfirmed(
+            order, occurredAt: at, correlationID: correlation, messageID: id, consumer: consumer)
         }
       case OrderEventType.declined:
         let event = try TypedEventEnvelope<OrderEnded>.decode(delivery.body, type: type)

@@ -14,6 +14,8 @@ struct NotifyController: Sendable {
     var routes = [
       Route("PUT", "/v1/devices/{token}", auth: .required, putDevice),
       Route("DELETE", "/v1/devices/{token}", auth: .required, deleteDevice),
+      Route("PUT", "/v1/devices/{token}/live-activity-start-token", auth: .required, putStartToken),
+      Route("DELETE", "/v1/devices/{token}/live-activity-start-token", auth: .required, deleteStartToken),
     ]
     if let simulator {
       routes += [
@@ -58,6 +60,54 @@ struct NotifyController: Sendable {
       })
     else { throw HTTPError.notFound(code: "deviceNotFound", detail: "this token is not registered for you") }
     return .noContent()
+  }
+
+  struct StartTokenBody: StrictBody {
+    static let allowedKeys: Set<String> = ["token"]
+    var token: String
+  }
+
+  /// `{ "token": "…hex…" }`: the device's push-to-start token (`pushToStartTokenUpdates`), kept
+  /// for the device's user; the device must be registered for them.
+  @Sendable func putStartToken(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
+    let device = try Self.deviceToken(request)
+    let body = try Self.decode(StartTokenBody.self, request)
+    let startToken = body.token.lowercased()
+    guard APNsRules.isValidToken(startToken, for: .liveactivity) else {
+      throw HTTPError.unprocessable(
+        code: "invalidStartToken", detail: "a push-to-start token is 66 to 400 hexadecimal digits")
+    }
+    try await setStartToken(startToken, device: device, user: user)
+    return .noContent()
+  }
+
+  @Sendable func deleteStartToken(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let user = request.principal?.subject else { throw HTTPError.unauthorized() }
+    try await setStartToken(nil, device: try Self.deviceToken(request), user: user)
+    return .noContent()
+  }
+
+  private func setStartToken(_ startToken: String?, device: String, user: String) async throws {
+    let commands = self.commands
+    guard
+      try await Self.storage({
+        try await commands.store.database.onWriterQueue {
+          try commands.setStartToken(startToken, device: device, user: user)
+        }
+      })
+    else {
+      throw HTTPError.notFound(code: "deviceNotFound", detail: "this device token is not registered for you")
+    }
+  }
+
+  /// A body read strictly: malformed JSON, a missing, mistyped or unknown field is a 400.
+  static func decode<T: StrictBody>(_ type: T.Type, _ request: HTTPRequest) throws -> T {
+    try request.requireJSONBody()
+    return try T.decode(from: request.body) { (error: BodyError) -> HTTPError in
+      let problem = error.problem ?? ("invalidBody", "The body is not valid.")
+      return HTTPError.badRequest(code: problem.code, detail: problem.detail)
+    }
   }
 
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {

@@ -146,5 +146,37 @@ enum NotifySchema {
         ALTER TABLE pending ADD COLUMN correlation_id TEXT;
         ALTER TABLE alerts ADD COLUMN correlation_id TEXT;
         """),
+    // Push-to-start: each device's start token and the times of its recent starts (the budget's
+    // window), and the orders waiting to see whether their app starts the activity itself.
+    Migration(
+      version: 6, name: "push-to-start",
+      sql: """
+        ALTER TABLE devices ADD COLUMN start_token TEXT;
+        ALTER TABLE devices ADD COLUMN start_times TEXT;
+        CREATE TABLE starts (
+          order_id TEXT PRIMARY KEY,
+          user_id TEXT NOT NULL,
+          hub TEXT NOT NULL,
+          due_at REAL NOT NULL,
+          correlation_id TEXT,
+          sender TEXT,
+          sending_until REAL
+        );
+        CREATE INDEX starts_due ON starts(due_at);
+        """,
+      postgres: """
+        ALTER TABLE devices ADD COLUMN start_token TEXT;
+        ALTER TABLE devices ADD COLUMN start_times TEXT;
+        CREATE TABLE starts (
+          order_id TEXT PRIMARY KEY,
+          user_id TEXT NOT NULL,
+          hub TEXT NOT NULL,
+          due_at DOUBLE PRECISION NOT NULL,
+          correlation_id TEXT,
+          sender TEXT,
+          sending_until DOUBLE PRECISION
+        );
+        CREATE INDEX starts_due ON starts(due_at);
+        """),
   ]
 }

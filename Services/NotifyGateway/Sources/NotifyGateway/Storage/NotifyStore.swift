@@ -30,6 +30,18 @@ public final class NotifyStore: Sendable {
     return db.changes > 0
   }
 
+  /// Sets (or, nil, removes) the push-to-start token of `user`'s device `token`; false if that
+  /// device is not theirs.
+  public func setStartToken(
+    _ startToken: String?, device token: String, user: String, in db: any SQLConnection
+  )
+    throws -> Bool
+  {
+    try db.execute(
+      "UPDATE devices SET start_token = ? WHERE token = ? AND user_id = ?", startToken, token, user)
+    return db.changes > 0
+  }
+
   public func devices(of user: String) throws -> [String] {
     try database.read { db in
       try db.query("SELECT token FROM devices WHERE user_id = ? ORDER BY token", user).map {
@@ -280,6 +292,121 @@ public final class NotifyStore: Sendable {
         orderId: try row.string(0), userId: try row.string(1), token: try row.string(2),
         state: try Self.state(row, from: 3))
     }
+  }
+
+  // MARK: - Push-to-start
+
+  /// Waits until `dueAt` to see whether the order's app starts its activity itself.
+  public func scheduleStart(
+    _ orderId: String, user: String, hub: String, dueAt: Date, correlationID: String?,
+    in db: any SQLConnection
+  ) throws {
+    try db.execute(
+      """
+      INSERT INTO starts (order_id, user_id, hub, due_at, correlation_id) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (order_id) DO NOTHING
+      """, orderId, user, hub, dueAt.timeIntervalSince1970, correlationID)
+  }
+
+  /// An order whose wait for its app's own activity is over.
+  public struct DueStart: Sendable, Hashable {
+    public var orderId: String
+    public var userId: String
+    public var hub: String
+    public var correlationID: String?
+    /// The order has an activity (the app sent its token meanwhile).
+    public var hasActivity = false
+    /// The user's devices with a start token, and when each was last started.
+    public var devices: [StartDevice] = []
+    /// The newest update waiting for the activity, if one came.
+    public var snapshot: TrackingSnapshot?
+  }
+
+  public struct StartDevice: Sendable, Hashable {
+    public var token: String
+    public var startToken: String
+    public var recentStarts: [Date]
+  }
+
+  /// Orders due at `now` that `sender` may claim, with what deciding their start needs.
+  public func dueStarts(at now: Date, limit: Int, sender: String, in db: any SQLConnection) throws
+    -> [DueStart]
+  {
+    let at = now.timeIntervalSince1970
+    let due = try db.query(
+      """
+      SELECT order_id, user_id, hub, correlation_id FROM starts
+      WHERE due_at <= ? AND (sending_until IS NULL OR sending_until < ? OR sender = ?)
+      ORDER BY due_at LIMIT ?
+      """, at, at, sender, limit
+    ).map {
+      DueStart(
+        orderId: try $0.string(0), userId: try $0.string(1), hub: try $0.string(2),
+        correlationID: try $0.optionalString(3))
+    }
+    return try due.map { start in
+      var start = start
+      start.hasActivity = try db.queryOne("SELECT 1 FROM activities WHERE order_id = ?", start.orderId) != nil
+      start.devices = try db.query(
+        "SELECT token, start_token, start_times FROM devices WHERE user_id = ? AND start_token IS NOT NULL ORDER BY token",
+        start.userId
+      ).map {
+        StartDevice(
+          token: try $0.string(0), startToken: try $0.string(1),
+          recentStarts: try Self.times($0.optionalString(2)))
+      }
+      start.snapshot = try db.queryOne("SELECT snapshot FROM pending WHERE order_id = ?", start.orderId).map {
+        try JSON.decode(TrackingSnapshot.self, from: Data(try $0.string(0).utf8))
+      }
+      return start
+    }
+  }
+
+  /// Claims the starts of `orderIds` for `sender` until `until`.
+  public func claimStarts(_ orderIds: [String], sender: String, until: Date, in db: any SQLConnection) throws
+  {
+    for chunk in Self.chunks(orderIds) {
+      try db.execute(
+        "UPDATE starts SET sender = ?, sending_until = ? WHERE order_id IN \(Self.list(chunk.count))",
+        bindings: [sender, until.timeIntervalSince1970] + chunk)
+    }
+  }
+
+  /// The start was decided: the order waits no more.
+  public func finishStart(_ orderId: String, in db: any SQLConnection) throws {
+    try db.execute("DELETE FROM starts WHERE order_id = ?", orderId)
+  }
+
+  /// Tries the start again at `at` (no answer from APNs).
+  public func retryStart(_ orderId: String, at: Date, in db: any SQLConnection) throws {
+    try db.execute(
+      "UPDATE starts SET due_at = ?, sending_until = NULL WHERE order_id = ?", at.timeIntervalSince1970,
+      orderId)
+  }
+
+  /// The times of the device's recent starts (its budget's window).
+  public func saveStartTimes(_ times: [Date], device token: String, in db: any SQLConnection) throws {
+    try db.execute("UPDATE devices SET start_times = ? WHERE token = ?", Self.text(times), token)
+  }
+
+  /// An alert for one device of `user`, due at `now`.
+  public func queueAlert(
+    _ text: AlertText, device token: String, user: String, orderId: String, occurredAt: Date,
+    correlationID: String?, at now: Date, expiresAt: Date, in db: any SQLConnection
+  ) throws {
+    try db.execute(
+      """
+      INSERT INTO alerts (token, user_id, order_id, title, body, occurred_at, not_before, expires_at, correlation_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      """, token, user, orderId, text.title, text.body, occurredAt.timeIntervalSince1970,
+      now.timeIntervalSince1970,
+      expiresAt.timeIntervalSince1970, correlationID)
+  }
+
+  /// Forgets a device's start token if it is still `startToken` (APNs said it is gone).
+  public func forgetStartToken(_ startToken: String, device token: String, in db: any SQLConnection) throws {
+    try db.execute(
+      "UPDATE devices SET start_token = NULL WHERE token = ? AND start_token = ?", token, startToken)
   }
 
   /// A queued alert for one device.
