@@ -1,11 +1,14 @@
 import Foundation
 import GrocerCore
 
-/// One HTTP response: status, headers and the whole body in memory.
+/// One HTTP response: status, headers and the whole body in memory, or a body written while it
+/// is sent (`stream`, for server-sent events).
 public struct HTTPResponse: Sendable, Equatable {
   public var status: Int
   public var headers: HTTPHeaders
   public var body: [UInt8]
+  /// When set, the body is this stream's (and `body` is ignored), sent with chunked coding.
+  public var stream: HTTPBodyStream?
 
   public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
     self.status = status
@@ -37,6 +40,20 @@ public struct HTTPResponse: Sendable, Equatable {
     _ text: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8"
   ) -> HTTPResponse {
     HTTPResponse(status: status, headers: ["Content-Type": contentType], body: Array(text.utf8))
+  }
+
+  /// `text/event-stream` from `stream`: not cached, and not buffered by a proxy in front
+  /// (`X-Accel-Buffering: no` is nginx's switch for one response).
+  public static func eventStream(_ stream: HTTPBodyStream, headers: HTTPHeaders = HTTPHeaders())
+    -> HTTPResponse
+  {
+    var all = headers
+    all.add("Content-Type", "text/event-stream")
+    all.add("Cache-Control", "no-store")
+    all.add("X-Accel-Buffering", "no")
+    var response = HTTPResponse(status: 200, headers: all)
+    response.stream = stream
+    return response
   }
 
   /// 204 with no body.

@@ -117,6 +117,7 @@ public final class HTTPServer: LifecycleService {
     let handles = daemons.withLock { $0 }
     guard !handles.isEmpty else { return }
     acceptor.withLock { $0 }?.stop()
+    _ = await core.endAllStreams(within: .seconds(2))
     _ = await core.asyncInFlight.drain(within: configuration.shutdownGracePeriod)
     let forced = core.resumeAllSuspended()
     if forced > 0 {

@@ -98,3 +98,18 @@ func grocerContentLengthCounter(
   if strncasecmp(key, "Content-Length", 14) == 0 { cls.assumingMemoryBound(to: Int.self).pointee += 1 }
   return .YES
 }
+
+/// MHD_ContentReaderCallback of a streamed response: `cls` is its retained `StreamContext`.
+func grocerStreamRead(
+  _ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ max: Int
+) -> Int {
+  guard let cls, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+  return Unmanaged<StreamContext>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, max: max)
+}
+
+/// MHD_ContentReaderFreeCallback: the response is gone, and with it the stream's connection.
+func grocerStreamFree(_ cls: UnsafeMutableRawPointer?) {
+  guard let cls else { return }
+  let context = Unmanaged<StreamContext>.fromOpaque(cls).takeRetainedValue()
+  context.core.streamEnded(context)
+}

@@ -51,6 +51,35 @@ final class RequestContext: @unchecked Sendable {
   }
 }
 
+/// One streamed response on its connection, owned by MHD's response (released by its free
+/// callback, when MHD is done with the response).
+final class StreamContext: @unchecked Sendable {
+  let stream: HTTPBodyStream
+  /// Touched only by MHD's thread for the connection, and by `wake` after a park.
+  let connection: OpaquePointer
+  unowned let core: ServerCore
+
+  init(stream: HTTPBodyStream, connection: OpaquePointer, core: ServerCore) {
+    self.stream = stream
+    self.connection = connection
+    self.core = core
+  }
+
+  /// MHD asks for more of the body: what is queued, or (nothing yet) a parked connection that
+  /// the next write resumes.
+  func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
+    let result = stream.read(
+      into: UnsafeMutableRawBufferPointer(start: buffer, count: max),
+      park: { _ = MHD_suspend_connection(connection) },
+      wake: { [self] in MHD_resume_connection(self.connection) })
+    switch result {
+    case .bytes(let count): return count
+    case .parked: return 0
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    }
+  }
+}
+
 /// What the C callbacks call into: the responder, the body limit and the suspended requests.
 final class ServerCore: Sendable {
   let responder: any HTTPResponder
@@ -63,6 +92,8 @@ final class ServerCore: Sendable {
   /// Requests suspended until the responder answers. Removing an entry is the right to resume
   /// it, so an answer and a shutdown forcing a 503 never both resume one connection.
   private let suspended = Mutex<[ObjectIdentifier: RequestContext]>([:])
+  /// Streamed responses being sent, which shutdown ends.
+  private let streams = Mutex<[ObjectIdentifier: HTTPBodyStream]>([:])
   /// Async requests accepted and not yet completed by MHD, which shutdown drains.
   let asyncInFlight = InFlight()
   /// Gives a transport thread's core away now and then (`HTTPServerConfiguration.yieldEvery`).
@@ -208,6 +239,40 @@ final class ServerCore: Sendable {
     }
   }
 
+  /// An MHD response reading `stream`; the stream is registered until MHD frees the response.
+  private func streamResponse(_ stream: HTTPBodyStream, on connection: OpaquePointer) -> OpaquePointer? {
+    let context = StreamContext(stream: stream, connection: connection, core: self)
+    let raw = Unmanaged.passRetained(context).toOpaque()
+    guard
+      let response = MHD_create_response_from_callback(
+        UInt64.max, 4096, grocerStreamRead, raw, grocerStreamFree)
+    else {
+      Unmanaged<StreamContext>.fromOpaque(raw).release()
+      return nil
+    }
+    streams.withLock { $0[ObjectIdentifier(stream)] = stream }
+    return response
+  }
+
+  /// MHD is done with a streamed response: the stream ends (its producer is told) and is
+  /// forgotten.
+  func streamEnded(_ context: StreamContext) {
+    streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context.stream)) }
+    context.stream.cancel()
+  }
+
+  /// Ends every stream being sent (shutdown) and waits, bounded, until MHD let them go: a
+  /// parked connection would make stopping the daemon abort.
+  func endAllStreams(within limit: Duration) async -> Int {
+    let open = streams.withLock { Array($0.values) }
+    for stream in open { stream.cancel() }
+    let deadline = ContinuousClock.now + limit
+    while streams.withLock({ !$0.isEmpty }), ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return open.count
+  }
+
   func completed(_ context: RequestContext) {
     if context.wentAsync { asyncInFlight.leave() }
     connections.awaitNextRequest(context.connectionState)
@@ -306,9 +371,14 @@ final class ServerCore: Sendable {
   }
 
   private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-    let created = response.body.withUnsafeBytes { buffer in
-      MHD_create_response_from_buffer(
-        buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+    let created: OpaquePointer?
+    if let stream = response.stream {
+      created = streamResponse(stream, on: connection)
+    } else {
+      created = response.body.withUnsafeBytes { buffer in
+        MHD_create_response_from_buffer(
+          buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+      }
     }
     guard let created else { return .NO }
     // The daemons run with MHD_USE_SUPPRESS_DATE_NO_CLOCK: MHD's own Date comes from gmtime_r,

@@ -178,6 +178,20 @@ final class RawSocket: @unchecked Sendable {
     return .response(status: status, headers: headers, body: body)
   }
 
+  /// Reads until the bytes received (and not taken yet) contain `needle`; returns them up to and
+  /// including it, or nil on EOF or the receive timeout (what was read stays for the next call).
+  func read(until needle: String) -> String? {
+    let target = Array(needle.utf8)
+    while true {
+      if let range = buffer.firstRange(of: target) {
+        let text = String(decoding: buffer[..<range.upperBound], as: UTF8.self)
+        buffer.removeFirst(range.upperBound)
+        return text
+      }
+      guard fill() == true else { return nil }
+    }
+  }
+
   /// True if the server closes the connection (EOF or reset) before the receive timeout; bytes
   /// arriving meanwhile are read and dropped.
   func waitForClose() -> Bool {
