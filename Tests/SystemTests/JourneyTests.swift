@@ -169,6 +169,17 @@ import Testing
       "PUT", "/v1/orders/\(orderId)/live-activity-token", token: customer, json: ["token": activityToken])
     #expect((200..<300).contains(registered.status), "\(text(registered.body))")
 
+    // The app follows it as server-sent events through the gateway (curl, unbuffered).
+    let follower = Process()
+    follower.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    follower.arguments = [
+      "-sN", "--max-time", "60", "-H", "Authorization: Bearer \(customer)",
+      system.gateway.absoluteString + "/v1/orders/\(orderId)/tracking/events",
+    ]
+    let followed = Pipe()
+    follower.standardOutput = followed
+    try follower.run()
+
     // Staff and a rider take it to the door.
     var options = TrackingSimulator.Options(baseURL: system.gateway, secret: system.secret)
     options.speedup = 40
@@ -178,6 +189,18 @@ import Testing
     try await TrackingSimulator(options: options, logger: .discarding()).deliver(orderId)
     let delivered = try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer)
     #expect((try? object(delivered.body)["status"] as? String) == "delivered")
+
+    // The stream sent every version once, in order, and closed after the delivery.
+    let closed = try await eventually(timeout: .seconds(15)) { !follower.isRunning }
+    if !closed { follower.terminate() }
+    let streamed = String(decoding: followed.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let ids = streamed.split(separator: "\n").filter { $0.hasPrefix("id: ") }.compactMap {
+      Int($0.dropFirst(4))
+    }
+    #expect(closed, "the stream stayed open after the delivery")
+    #expect(!ids.isEmpty && ids == Array(ids.first!...ids.last!), "\(ids)")
+    let lastData = streamed.split(separator: "\n").last { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }
+    #expect(lastData?.contains(#""status":"delivered""#) == true, "\(streamed.suffix(300))")
 
     // The APNs simulator saw the card's updates in order, ending with `end`.
     let seen = Recorder<[LiveActivityPush]>()

@@ -192,6 +192,8 @@ PY
 }
 
 PHASES=examples,coverage,fuzzing,stateful
+# The tracking stream (streamTracking) stays open until its order is final, so every case would
+# wait out the time-out: TrackingStreamTests covers it instead.
 CHECKS=not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance
 declare -A RESULT
 failed=0
@@ -202,6 +204,7 @@ for service in $SERVICES; do
   args=(--config-file "$config" run "http://127.0.0.1:${PORT[$service]}/openapi.json"
     --checks "$CHECKS" --phases "$PHASES" --max-examples "$MAX_EXAMPLES"
     --workers 1 --request-timeout 15 --no-color --suppress-health-check all
+    --exclude-operation-id streamTracking
     --generation-database none --report ndjson --report-dir "$report")
   [[ -n "$SEED" ]] && args+=(--seed "$SEED")
   log "=== $service: schemathesis ${args[*]:2}"

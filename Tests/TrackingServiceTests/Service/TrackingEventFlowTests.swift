@@ -119,6 +119,32 @@ import Testing
     }
   }
 
+  /// Two replicas on one PostgreSQL: a stream open on one gets the changes made through the
+  /// other, fed by `tracking.updated`, in order and without repeats.
+  @Test func aStreamOnOneReplicaFollowsTheOtherReplicasChanges() async throws {
+    let location = try TestEngine.postgres.freshLocation("tracking")
+    defer { location.remove() }
+    let writer = try TrackingFixture(sharing: location)
+    let reader = try TrackingFixture(sharing: location, clock: writer.clock)
+    try await writer.start()
+    try await reader.start()
+    try await withCleanup({
+      await reader.stop()
+      await writer.stop()
+    }) {
+      try writer.place("o1")
+      let stream = try await reader.stream("o1")
+      let first = await stream.read { $0.contains("id: 1\n") }
+      let picking = await writer.status("o1", #"{"status":"picking"}"#).status
+      let cancelled = await writer.status("o1", #"{"status":"cancelled","reason":"rain"}"#).status
+      let ended = await stream.read(timeout: .seconds(15)) { _ in stream.isEnded }
+      let text = stream.text
+      #expect(first && picking == 200 && cancelled == 200)
+      #expect(ended, "the other replica's changes never reached the stream: \(text)")
+      #expect(stream.events.compactMap { $0["id"] } == ["1", "2", "3"])
+    }
+  }
+
   /// The database goes away (a restart, a failover) while `order.confirmed` waits: the consumer
   /// holds the message and tries it again, longer than the delivery limit's returns would last,
   /// instead of returning it until the broker parks it; once the database is back it is applied.

@@ -43,6 +43,7 @@ struct TrackingFixture {
           "GROCER_JWT_SECRET": Self.secret,
         ].merging(location.environment) { $1 }))
     configuration.serviceName = "tracking-test-\(unique)"
+    configuration.replicaID = "tracking-test-\(unique)"
     configuration.queueExpiry = 600
     configuration.finishedRetention = 600
     self.configuration = configuration
@@ -111,6 +112,18 @@ struct TrackingFixture {
         confirmed(orderId, user: user, hub: hub), messageID: "m-\(orderId)",
         consumer: configuration.serviceName,
         correlationID: nil))
+  }
+
+  /// Opens `orderId`'s tracking stream in-process; the reader reads what it sends.
+  func stream(_ orderId: String, as headers: [String: String]? = nil, lastEventID: String? = nil) async throws
+    -> StreamReader
+  {
+    var fields = headers ?? customer
+    if let lastEventID { fields["Last-Event-ID"] = lastEventID }
+    let response = await client.get("/v1/orders/\(orderId)/tracking/events", headers: fields)
+    try #require(response.status == 200, "\(response.status) \(response.bodyString)")
+    #expect(response.headers["Content-Type"] == "text/event-stream")
+    return StreamReader(try #require(response.stream))
   }
 
   func headers(_ subject: String, role: Principal.Role = .customer, hubs: [String] = []) -> [String: String] {

@@ -64,6 +64,22 @@ public func buildTrackingService(
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
     _ = try await database.onWriterQueue { try commands.purgeInbox() }
   }
+  let heartbeat = PeriodicTask(
+    name: "stream-heartbeat", interval: .milliseconds(Int(configuration.streamHeartbeat * 1000)),
+    logger: logger
+  ) { _ = commands.streams.heartbeat() }
+  // Replicas on one database: the others' changes reach this one's streams as events.
+  var streamFeed: [any LifecycleService] = []
+  if database.mayHaveOtherWriters {
+    let feed = StreamFeedHandler(commands: commands, clock: clock, logger: logger)
+    streamFeed.append(
+      AMQPConsumer(
+        configuration: amqp.named("\(configuration.serviceName)-streams"),
+        queue: QueueSpec(
+          name: "\(configuration.serviceName).streams.\(configuration.replicaID)",
+          bindingKeys: [TrackingEventType.updated], kind: .transient),
+        prefetch: 500, logger: logger, metrics: metrics, handler: feed.handle))
+  }
 
   let verifier = HS256Verifier(secret: configuration.jwtSecret, clock: clock)
   var router = Router(verifier: verifier, metrics: metrics, logger: logger)
@@ -73,7 +89,7 @@ public func buildTrackingService(
       clockSkew: configuration.clockSkew
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
-  let broker = BrokerConnections([publisher, consumer])
+  let broker = BrokerConnections([publisher, consumer] + streamFeed.compactMap { $0 as? AMQPConsumer })
   router.addOperationalRoutes(registry: metrics, brokerNodes: { broker.nodes }) {
     ["database": database.isReachable(), "broker": broker.areConnected]
   }
@@ -83,6 +99,6 @@ public func buildTrackingService(
 
   return TrackingServiceApp(
     router: router, store: store, commands: commands, http: http,
-    services: [publisher, relay, consumer, etaSweep, inboxPurge, http],
+    services: [publisher, relay, consumer] + streamFeed + [etaSweep, inboxPurge, heartbeat, http],
     metrics: metrics)
 }

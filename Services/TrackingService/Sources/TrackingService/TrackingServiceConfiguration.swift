@@ -18,6 +18,10 @@ public struct TrackingServiceConfiguration: Sendable {
   /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
   /// deployments); never in production.
   public var queueExpiry: TimeInterval?
+  /// How often each open tracking stream gets a heartbeat comment.
+  public var streamHeartbeat: TimeInterval = 15
+  /// This replica's name (its queue for other replicas' changes, which feed its streams).
+  public var replicaID: String
   public var settings: Settings
 
   public init(settings: Settings = Settings()) {
@@ -29,6 +33,10 @@ public struct TrackingServiceConfiguration: Sendable {
       0, settings.double("GROCER_TRACKING_FINISHED_RETENTION", default: finishedRetention))
     clockSkew = max(0, settings.double("GROCER_TRACKING_CLOCK_SKEW", default: clockSkew))
     etaSweepInterval = max(0.05, settings.double("GROCER_ETA_SWEEP_INTERVAL", default: etaSweepInterval))
+    streamHeartbeat = max(0.05, settings.double("GROCER_TRACKING_STREAM_HEARTBEAT", default: streamHeartbeat))
+    replicaID = settings.string(
+      "GROCER_REPLICA_ID",
+      default: "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
     let expiry = settings.double("GROCER_QUEUE_EXPIRES", default: 0)
     queueExpiry = expiry > 0 ? expiry : nil
   }

@@ -15,6 +15,8 @@ public final class TrackingCommands: Sendable {
   public let store: TrackingStore
   /// The newest snapshot per order, for answering polls from memory.
   public let replies: TrackingReplyCache
+  /// The open tracking streams, told of every committed version.
+  public let streams: TrackingStreams
   private let clock: any WallClock
   private let ids: any IDGenerator
   private let eta: ETAModel
@@ -23,10 +25,12 @@ public final class TrackingCommands: Sendable {
 
   public init(
     store: TrackingStore, clock: any WallClock, ids: any IDGenerator, eta: ETAModel = ETAModel(),
-    source: String = TrackingEventType.source, replies: TrackingReplyCache = TrackingReplyCache()
+    source: String = TrackingEventType.source, replies: TrackingReplyCache = TrackingReplyCache(),
+    streams: TrackingStreams = TrackingStreams()
   ) {
     self.store = store
     self.replies = replies
+    self.streams = streams
     self.clock = clock
     self.ids = ids
     self.eta = eta
@@ -188,8 +192,11 @@ public final class TrackingCommands: Sendable {
   }
 
   private func rememberAfterCommit(_ record: TrackingRecord) {
-    let replies = self.replies
-    store.database.afterCommit { replies.remember(record) }
+    let (replies, streams, clock) = (self.replies, self.streams, self.clock)
+    store.database.afterCommit {
+      replies.remember(record)
+      streams.publish(record, at: clock.now())
+    }
   }
 
   private func publish(

@@ -53,3 +53,27 @@ struct TrackingEventHandler: Sendable {
       ? await pushes.handle(delivery) : await orders.handle(delivery)
   }
 }
+
+/// Another replica's `tracking.updated`, for this replica's open streams of that order: the
+/// order is read here (so the stream gets the whole reply) when someone is listening.
+struct StreamFeedHandler: Sendable {
+  let commands: TrackingCommands
+  let clock: any WallClock
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    guard let envelope = try? JSON.decode(EventEnvelope.self, from: delivery.body),
+      let orderId = EventSubject.id(of: envelope.subject, kind: "tracking")
+    else { return .ack }
+    guard commands.streams.hasSubscribers(orderId) else { return .ack }
+    let commands = self.commands
+    do {
+      if let record = try await runBlocking({ try commands.store.record(orderId) }) {
+        commands.streams.publish(record, at: clock.now())
+      }
+    } catch {
+      logger.warning("a stream could not be fed", ["error": "\(error)", "order.id": orderId])
+    }
+    return .ack
+  }
+}

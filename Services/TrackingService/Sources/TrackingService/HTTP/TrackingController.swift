@@ -24,6 +24,7 @@ struct TrackingController: Sendable {
     let tracking = Route("GET", "/v1/orders/{id}/tracking", auth: .required, tracking)
     return [
       Route("GET", "/v1/orders/active", auth: .required, active),
+      Route("GET", "/v1/orders/{id}/tracking/events", auth: .required, events),
       // Answered inside the transport's callback when remembered (Benchmarks/tracking).
       answersFromMemory
         ? tracking.answeringFromMemory { request in try trackingFromMemory(request) } : tracking,
@@ -66,6 +67,37 @@ struct TrackingController: Sendable {
       TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
     return try Self.json(record.reply(at: clock.now()))
+  }
+
+  /// Server-sent events: the snapshot at once (unless the client's `Last-Event-ID` has it), then
+  /// each newer version as it commits, `id:` its version; heartbeats meanwhile; closed after a
+  /// final state. The snapshot's access rules.
+  @Sendable func events(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let principal = try Self.principal(request)
+    let id = try request.pathParameter("id")
+    let after = try Self.lastEventID(request)
+    let commands = self.commands
+    guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
+      TrackingAccess.mayRead(principal, record)
+    else { throw Self.http(.notFound(id)) }
+    let stream = commands.streams.open(id, after: after)
+    // Read again once the stream listens, so a version committed in between is not missed.
+    let current = try await Self.storage { try await runBlocking { try commands.store.record(id) } } ?? record
+    commands.streams.publish(current, at: clock.now())
+    return .eventStream(stream)
+  }
+
+  /// `Last-Event-ID`: the version the client has (0 without one).
+  static func lastEventID(_ request: HTTPRequest) throws -> Int64 {
+    guard let text = request.headers["Last-Event-ID"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty
+    else {
+      return 0
+    }
+    guard let version = Int64(text), version >= 0 else {
+      throw HTTPError.badRequest(
+        code: "invalidLastEventId", detail: "`Last-Event-ID` is a version this stream sent")
+    }
+    return version
   }
 
   struct TokenBody: StrictBody {

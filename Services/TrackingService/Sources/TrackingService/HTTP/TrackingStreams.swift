@@ -1,0 +1,90 @@
+import Foundation
+import GrocerContracts
+import GrocerCore
+import GrocerHTTP
+import Synchronization
+
+/// The open `GET /v1/orders/{id}/tracking/events` streams of this process, by order.
+///
+/// Every committed version of an order (this process's own changes after their commit, and on
+/// replicas `tracking.updated` from the others) is offered to its streams; each sends only
+/// versions newer than the last it sent (a reconnecting client's `Last-Event-ID` included), so
+/// nothing is repeated, and ends after a final state. Heartbeats keep idle ones alive and find
+/// the ones whose client left.
+public final class TrackingStreams: Sendable {
+  /// One open stream and the last version it sent.
+  final class Subscriber: Sendable {
+    let stream: HTTPBodyStream
+    private let lastSent: Mutex<Int64>
+
+    init(stream: HTTPBodyStream, after version: Int64) {
+      self.stream = stream
+      self.lastSent = Mutex(version)
+    }
+
+    /// Sends `reply` if it is newer than what was sent, and ends the stream at a final state;
+    /// true when the stream is done.
+    func offer(_ reply: TrackingSnapshot) -> Bool {
+      lastSent.withLock { last in
+        if reply.version > last {
+          last = reply.version
+          stream.write(ServerSentEvent.event(id: String(reply.version), data: reply.jsonBytes))
+        }
+        // The final state, sent now or before (a client resuming after it): nothing follows.
+        if reply.status.isTerminal { stream.finish() }
+        return stream.isClosed
+      }
+    }
+  }
+
+  private let byOrder = Mutex<[String: [ObjectIdentifier: Subscriber]]>([:])
+  private let openCount = Atomic<Int>(0)
+
+  public init() {}
+
+  /// Streams open now.
+  public var count: Int { openCount.load(ordering: .relaxed) }
+
+  public func hasSubscribers(_ orderId: String) -> Bool { byOrder.withLock { $0[orderId] != nil } }
+
+  /// A new stream of `orderId` that sends versions after `version`, told to reconnect after
+  /// `retry` seconds; it is forgotten when it ends.
+  public func open(_ orderId: String, after version: Int64, retry: TimeInterval = 5) -> HTTPBodyStream {
+    let stream = HTTPBodyStream()
+    let subscriber = Subscriber(stream: stream, after: version)
+    let key = ObjectIdentifier(subscriber)
+    byOrder.withLock { $0[orderId, default: [:]][key] = subscriber }
+    openCount.add(1, ordering: .relaxed)
+    stream.write(ServerSentEvent.retry(milliseconds: Int(retry * 1000)))
+    stream.onCancel { [weak self] in self?.forget(orderId, key) }
+    return stream
+  }
+
+  /// Offers `record` as the clients read it at `now` to the order's streams.
+  public func publish(_ record: TrackingRecord, at now: Date) {
+    guard let subscribers = byOrder.withLock({ $0[record.orderId].map { Array($0) } }) else { return }
+    let reply = record.reply(at: now)
+    for (key, subscriber) in subscribers where subscriber.offer(reply) { forget(record.orderId, key) }
+  }
+
+  /// A comment on every stream; returns how many are open after it.
+  @discardableResult
+  public func heartbeat() -> Int {
+    let all = byOrder.withLock {
+      $0.flatMap { order, subscribers in subscribers.map { (order, $0.key, $0.value) } }
+    }
+    for (order, key, subscriber) in all where !subscriber.stream.write(ServerSentEvent.comment("heartbeat")) {
+      forget(order, key)
+    }
+    return count
+  }
+
+  private func forget(_ orderId: String, _ key: ObjectIdentifier) {
+    let removed = byOrder.withLock { byOrder -> Bool in
+      guard byOrder[orderId]?.removeValue(forKey: key) != nil else { return false }
+      if byOrder[orderId]?.isEmpty == true { byOrder[orderId] = nil }
+      return true
+    }
+    if removed { openCount.subtract(1, ordering: .relaxed) }
+  }
+}
