@@ -22,6 +22,9 @@
 #   BENCH_PERF          unset  1: `perf record` the service during the fixed-rate run and print
 #                              its hottest symbols (where the time goes)
 #   BENCH_YARDSTICK     1      0: skip nginx (quicker runs while looking into the service)
+#   BENCH_STREAMS       1      0: skip the streams run: one tracking stream (server-sent events)
+#                              open per order while each rider posts a fix every BENCH_PERIOD s for
+#                              BENCH_STREAM_SECONDS (30); event-to-client latency, memory per stream
 #   BENCH_LOG_LEVEL     the service's GROCER_LOG_LEVEL (default warning)
 #   GROCER_BIN_DIR      where tracking-service, grocer-token and grocer are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
@@ -47,6 +50,8 @@ LEVEL="${BENCH_LOG_LEVEL:-warning}"
 MIX="${BENCH_MIX:-both}"
 PERF="${BENCH_PERF:-}"
 YARDSTICK="${BENCH_YARDSTICK:-1}"
+STREAMS="${BENCH_STREAMS:-1}"
+STREAM_SECONDS="${BENCH_STREAM_SECONDS:-30}"
 HELPER="$HERE/tracking_bench.py"
 
 [[ "$MIX" =~ ^(both|get|post)$ ]] || die "BENCH_MIX must be both, get or post"
@@ -264,6 +269,16 @@ if ((MAX_DURATION > 0)); then
   if [[ "$YARDSTICK" != 0 ]]; then run_wrk nginx-max "$NGINX_PORT" max "$MAX_DURATION" "$MAX_CONNECTIONS"; fi
 fi
 
+# --- (4) Streams: every order followed as server-sent events while its rider posts fixes.
+STREAM_RESULT=""
+if [[ "$STREAMS" != 0 ]]; then
+  log "streams: $ORDERS open, a fix per order every ${PERIOD}s for ${STREAM_SECONDS}s"
+  wait_backlog 120 || true
+  STREAM_RESULT="$(python3 "$HELPER" streams "$PORT" "$WORK/plan.tsv" "$SERVICE_PID" "$STREAM_SECONDS" "$PERIOD" |
+    grep '^RESULT ' | tail -n 1)" || true
+  alive "$SERVICE_PID" || die "tracking-service died during the streams run"
+fi
+
 # --- Summary.
 ms() { awk -v us="$1" 'BEGIN { printf (us == "" ? "-" : sprintf("%.2f", us / 1000)) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 ? sprintf("%.2f", a / b) : "-") }'; }
@@ -338,3 +353,17 @@ verdict "POST …/rider p99 $(ms "$(field service:post p99_us)") ms < 10 ms at $
 verdict "every answer 2xx ($(field service:get non2xx) + $(field service:post non2xx) others, $(field service:all socket_errors) socket errors)" \
   "$(field service:get non2xx) + $(field service:post non2xx) + $(field service:all socket_errors) == 0"
 verdict "the offered load was sent: $(field service:all rps) >= 0.97 x $RATE requests/s" "$(field service:all rps) >= 0.97 * $RATE"
+if [[ -n "$STREAM_RESULT" ]]; then
+  RESULT[streams]="$STREAM_RESULT"
+  per_stream_kb="$(awk -v a="$(field streams rss_after_kb)" -v b="$(field streams rss_before_kb)" -v n="$(field streams opened)" \
+    'BEGIN { printf (n > 0 ? sprintf("%.1f", (a - b) / n) : "-") }')"
+  echo "streams: $(field streams opened) of $(field streams streams) open, $(field streams events) events timed" \
+    "(event-to-client p50 $(field streams p50_ms) ms, p99 $(field streams p99_ms) ms, max $(field streams max_ms) ms)," \
+    "$(field streams missing) fixes whose event never arrived; tracking-service RSS $(($(field streams rss_before_kb) / 1024)) MB" \
+    "before the streams, $(($(field streams rss_after_kb) / 1024)) MB with them open: $per_stream_kb KB per stream"
+  verdict "$(field streams opened) tracking streams, event-to-client p99 $(field streams p99_ms) ms < 100 ms" \
+    "$(field streams opened) == $(field streams streams) && $(field streams p99_ms) >= 0 && $(field streams p99_ms) < 100"
+  verdict "every fix reached its stream ($(field streams missing) missing)" "$(field streams missing) == 0"
+elif [[ "$STREAMS" != 0 ]]; then
+  echo "  MISS  the streams run gave no result"
+fi

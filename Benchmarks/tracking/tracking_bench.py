@@ -16,8 +16,18 @@
       Moves every order of PLAN to onTheWay with its rider, as hub staff would:
       POST /v1/orders/{id}/status {"status":"picking"}, then {"status":"onTheWay","rider":
       {"id":"<riderId>","firstName":"Ana"}}. Fails unless every reply is 200 with that status.
+
+  streams PORT PLAN SERVICE_PID SECONDS PERIOD
+      Opens one tracking stream (GET /v1/orders/{id}/tracking/events) per order of PLAN with its
+      customer's token and waits for each one's first event; then the riders post a fix each
+      every PERIOD seconds (spread evenly) for SECONDS. Each fix's reply names its version; the
+      time from sending the fix to that version's event arriving on the order's stream is the
+      event-to-client latency. Prints one line: RESULT streams= opened= events= missing= p50_ms=
+      p99_ms= max_ms= rss_before_kb= rss_after_kb= (the service's resident memory before the
+      streams were opened and with all of them open).
 """
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -117,6 +127,114 @@ def assign(port: int, staff_token: str, plan_file: str) -> None:
     print(f"{len(orders)} orders on the way in {elapsed:.1f}s ({2 * len(orders) / elapsed:.0f} status changes/s)")
 
 
+def rss_kb(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def streams(port: int, plan_file: str, pid: int, seconds: float, period: float) -> None:
+    orders = [line.rstrip("\n").split("\t") for line in open(plan_file) if line.strip()]
+    arrived: dict = {}  # (order, version) -> when its event arrived
+    first = asyncio.Event()
+    opened = 0
+    ready = 0
+
+    async def follow(row: list, gate: asyncio.Semaphore) -> None:
+        nonlocal opened, ready
+        order_id, customer = row[0], row[1]
+        async with gate:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+            writer.write((f"GET /v1/orders/{order_id}/tracking/events HTTP/1.1\r\nHost: bench\r\n"
+                          f"Authorization: Bearer {customer}\r\n\r\n").encode())
+            status = await reader.readline()
+            if b" 200 " not in status:
+                raise RuntimeError(f"{order_id}: {status!r}")
+            while (await reader.readline()) not in (b"\r\n", b""):
+                pass
+            opened += 1
+        seen_first = False
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            if line.startswith(b"id: "):
+                arrived[(order_id, int(line[4:]))] = time.monotonic()
+                if not seen_first:
+                    seen_first = True
+                    ready += 1
+                    if ready == len(orders):
+                        first.set()
+
+    before = rss_kb(pid)
+    gate = asyncio.Semaphore(200)
+    followers = [asyncio.create_task(follow(row, gate)) for row in orders]
+    try:
+        await asyncio.wait_for(first.wait(), timeout=120)
+    except asyncio.TimeoutError:
+        print(f"only {ready} of {len(orders)} streams got their first event", file=sys.stderr)
+    await asyncio.sleep(1)
+    after = rss_kb(pid)
+
+    sent: dict = {}  # (order, version) -> when its fix was sent
+    newest: dict = {}  # order -> the newest version a fix made (an ignored fix makes none)
+
+    async def rider(rows: list, offset: float) -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
+        start = time.monotonic() + offset
+        tick = 0
+        while time.monotonic() - start < seconds:
+            for index, row in enumerate(rows):
+                due = start + tick * period + index * period / len(rows)
+                delay = due - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                if time.monotonic() - start >= seconds:
+                    break
+                order_id, rider_token = row[0], row[3]
+                lat = float(row[6]) + tick * 0.0002
+                body = json.dumps({"lat": lat, "lng": float(row[7]), "recordedAt":
+                                   time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}).encode()
+                began = time.monotonic()
+                writer.write((f"POST /v1/orders/{order_id}/rider HTTP/1.1\r\nHost: bench\r\n"
+                              f"Authorization: Bearer {rider_token}\r\nContent-Type: application/json\r\n"
+                              f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+                await reader.readline()
+                length = 0
+                while True:
+                    header = await reader.readline()
+                    if header in (b"\r\n", b""):
+                        break
+                    if header.lower().startswith(b"content-length:"):
+                        length = int(header.split(b":")[1])
+                reply = await reader.readexactly(length)
+                try:
+                    version = json.loads(reply)["version"]
+                except (ValueError, KeyError):
+                    continue
+                if version > newest.get(order_id, 0):
+                    newest[order_id] = version
+                    sent[(order_id, version)] = began
+            tick += 1
+        writer.close()
+
+    lanes = 32
+    await asyncio.gather(*(rider(orders[lane::lanes], lane * period / len(orders)) for lane in range(lanes)))
+    await asyncio.sleep(1)
+    latencies = sorted(arrived[key] - began for key, began in sent.items() if key in arrived)
+    missing = sum(1 for key in sent if key not in arrived)
+    for task in followers:
+        task.cancel()
+
+    def quantile(q: float) -> float:
+        return 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else -1
+
+    print(f"RESULT streams={len(orders)} opened={opened} events={len(latencies)} missing={missing}"
+          f" p50_ms={quantile(0.5):.2f} p99_ms={quantile(0.99):.2f} max_ms={1000 * latencies[-1] if latencies else -1:.2f}"
+          f" rss_before_kb={before} rss_after_kb={after}")
+
+
 def main(argv: list) -> None:
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -125,6 +243,8 @@ def main(argv: list) -> None:
         plan(args[0], args[1], args[2], args[3])
     elif command == "assign" and len(args) == 3:
         assign(int(args[0]), args[1], args[2])
+    elif command == "streams" and len(args) == 5:
+        asyncio.run(streams(int(args[0]), args[1], int(args[2]), float(args[3]), float(args[4])))
     else:
         sys.exit(__doc__)
 

@@ -26,8 +26,8 @@ import Testing
     "stock-service": ["order.confirmed", "order.declined", "order.cancelled"],
     // CartService: CartEventHandler.bindingKeys
     "cart-service": ["stock.changed", "hub.changed", "order.confirmed"],
-    // TrackingService: OrderConfirmedHandler.bindingKeys
-    "tracking-service": ["order.confirmed"],
+    // TrackingService: TrackingEventHandler.bindingKeys
+    "tracking-service": ["order.confirmed", "push.delivered", "push.failed"],
     // NotifyGateway: NotifyEventHandler.bindingKeys
     "notify-gateway": ["tracking.updated", "liveActivity.token", "order.confirmed", "order.declined"],
   ]

@@ -54,26 +54,32 @@ struct TrackingEventHandler: Sendable {
   }
 }
 
-/// Another replica's `tracking.updated`, for this replica's open streams of that order: the
-/// order is read here (so the stream gets the whole reply) when someone is listening.
+/// Another replica's `tracking.updated`, for this replica's open streams of that order: each
+/// version as the event carries it (so none is skipped), with what the lock screen shows read
+/// here, when someone is listening.
 struct StreamFeedHandler: Sendable {
   let commands: TrackingCommands
   let clock: any WallClock
   let logger: Logger
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
-    guard let envelope = try? JSON.decode(EventEnvelope.self, from: delivery.body),
-      let orderId = EventSubject.id(of: envelope.subject, kind: "tracking")
+    guard
+      let event = try? TypedEventEnvelope<TrackingUpdated>.decode(
+        delivery.body, type: TrackingEventType.updated)
     else { return .ack }
+    var reply = event.payload.snapshot
+    let orderId = reply.orderId
     guard commands.streams.hasSubscribers(orderId) else { return .ack }
     let commands = self.commands
     do {
-      if let record = try await runBlocking({ try commands.store.record(orderId) }) {
-        commands.streams.publish(record, at: clock.now())
-      }
+      let record = try await runBlocking { try commands.store.record(orderId) }
+      reply.liveActivity = record?.liveActivity.view(
+        hasToken: record?.liveActivityToken != nil, at: clock.now())
     } catch {
-      logger.warning("a stream could not be fed", ["error": "\(error)", "order.id": orderId])
+      logger.warning(
+        "a stream's lock-screen state could not be read", ["error": "\(error)", "order.id": orderId])
     }
+    commands.streams.publish(reply)
     return .ack
   }
 }

@@ -62,9 +62,14 @@ public final class TrackingStreams: Sendable {
 
   /// Offers `record` as the clients read it at `now` to the order's streams.
   public func publish(_ record: TrackingRecord, at now: Date) {
-    guard let subscribers = byOrder.withLock({ $0[record.orderId].map { Array($0) } }) else { return }
-    let reply = record.reply(at: now)
-    for (key, subscriber) in subscribers where subscriber.offer(reply) { forget(record.orderId, key) }
+    guard hasSubscribers(record.orderId) else { return }
+    publish(record.reply(at: now))
+  }
+
+  /// Offers a snapshot as the clients read it to its order's streams.
+  public func publish(_ reply: TrackingSnapshot) {
+    guard let subscribers = byOrder.withLock({ $0[reply.orderId].map { Array($0) } }) else { return }
+    for (key, subscriber) in subscribers where subscriber.offer(reply) { forget(reply.orderId, key) }
   }
 
   /// A comment on every stream; returns how many are open after it.
