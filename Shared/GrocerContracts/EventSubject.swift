@@ -10,6 +10,7 @@ public enum EventSubject {
   public static func catalogue(hub: HubID) -> String { "catalogue/" + hub }
   public static func cart(userId: String, hub: HubID) -> String { "cart/" + userId + "/" + hub }
   public static func push(_ pushId: String) -> String { "push/" + pushId }
+  public static func notice(hub: HubID) -> String { "notice/" + hub }
 
   /// The hub and SKU a `stock.changed` subject names. Also reads the kindless `<hub>/<sku>` that
   /// publishers wrote before subjects named their kind, for events still queued from then.

@@ -22,6 +22,8 @@ public struct PushOutcome: Codable, Hashable, Sendable {
     case device
     /// A device's push-to-start token (the push starts a Live Activity).
     case pushToStart
+    /// A hub's broadcast channel (`token` is the channel id; no order or user).
+    case channel
   }
 
   /// The push's `apns-id`.

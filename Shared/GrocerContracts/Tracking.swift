@@ -56,7 +56,8 @@ public struct RiderView: Codable, Hashable, Sendable {
 /// `{ orderId, version, status, problem, eta, rider, destination, generatedAt, liveActivity }`.
 /// `problem` holds the message of a `problem` or the reason of a `cancelled`; `destination` is
 /// null only for an order placed without `deliverTo`. `liveActivity` (what the lock screen shows,
-/// from the push outcomes) is in replies only, never in `tracking.updated`, and outside `version`.
+/// from the push outcomes) and `notice` (the hub's current notice, for a running order) are in
+/// replies only, never in `tracking.updated`, and outside `version`.
 public struct TrackingSnapshot: Codable, Hashable, Sendable {
   public var orderId: String
   public var version: Int64
@@ -67,6 +68,8 @@ public struct TrackingSnapshot: Codable, Hashable, Sendable {
   public var destination: GeoPoint?
   public var generatedAt: Date
   public var liveActivity: LiveActivityView?
+  /// The hub's current notice, for a running order (replies only, outside `version`).
+  public var notice: HubNoticeView?
 
   public init(
     orderId: String, version: Int64, status: TrackingStatus, problem: String?, eta: ETARange?,
@@ -95,6 +98,7 @@ public struct TrackingSnapshot: Codable, Hashable, Sendable {
     try container.encode(destination, forKey: .destination)
     try container.encode(generatedAt, forKey: .generatedAt)
     try container.encodeIfPresent(liveActivity, forKey: .liveActivity)
+    try container.encodeIfPresent(notice, forKey: .notice)
   }
 }
 

@@ -13,7 +13,7 @@ extension TrackingSnapshot {
   }
 
   /// Writes the snapshot as one JSON value (keys sorted, absent parts as `null`, except
-  /// `liveActivity`, left out when absent as in events).
+  /// `liveActivity` and `notice`, left out when absent as in events).
   public func write(into out: inout JSONBytes) {
     out.beginObject()
     out.key("destination")
@@ -38,6 +38,19 @@ extension TrackingSnapshot {
       if let at = liveActivity.lastPushAt { out.date(at) } else { out.null() }
       out.key("state")
       out.string(liveActivity.state.rawValue)
+      out.endObject()
+    }
+    if let notice {
+      out.key("notice")
+      out.beginObject()
+      out.key("body")
+      out.string(notice.body)
+      out.key("expiresAt")
+      out.date(notice.expiresAt)
+      out.key("postedAt")
+      out.date(notice.postedAt)
+      out.key("title")
+      out.string(notice.title)
       out.endObject()
     }
     out.key("orderId")

@@ -27,7 +27,7 @@ import Testing
     // CartService: CartEventHandler.bindingKeys
     "cart-service": ["stock.changed", "hub.changed", "order.confirmed"],
     // TrackingService: TrackingEventHandler.bindingKeys
-    "tracking-service": ["order.confirmed", "push.delivered", "push.failed"],
+    "tracking-service": ["order.confirmed", "push.delivered", "push.failed", "hub.notice"],
     // NotifyGateway: NotifyEventHandler.bindingKeys
     "notify-gateway": ["tracking.updated", "liveActivity.token", "order.confirmed", "order.declined"],
   ]

@@ -169,6 +169,20 @@ import Testing
       "PUT", "/v1/orders/\(orderId)/live-activity-token", token: customer, json: ["token": activityToken])
     #expect((200..<300).contains(registered.status), "\(text(registered.body))")
 
+    // The hub's staff post a notice: broadcast to the hub's channel, shown in the order's tracking.
+    let posted = try await system.call(
+      "POST", "/v1/hubs/\(hub)/notices", token: staff,
+      json: ["title": "Rain delay", "body": "Riders are a little slower in the rain."])
+    #expect(posted.status == 201, "\(text(posted.body))")
+    let noticed = try await eventually(timeout: .seconds(15)) {
+      let tracking = try await system.call("GET", "/v1/orders/\(orderId)/tracking", token: customer)
+      return ((try? self.object(tracking.body)["notice"]) as? [String: Any])?["title"] as? String
+        == "Rain delay"
+    }
+    #expect(noticed, "the hub's notice never reached the order's tracking")
+    let channel = try await system.call("GET", "/v1/hubs/\(hub)/notices", token: customer)
+    #expect(((try? object(channel.body)["channelId"]) as? String)?.isEmpty == false, "\(text(channel.body))")
+
     // The app follows it as server-sent events through the gateway (curl, unbuffered).
     let follower = Process()
     follower.executableURL = URL(fileURLWithPath: "/usr/bin/curl")

@@ -33,6 +33,7 @@ KINDS = {
     "push.delivered": "push",
     "push.failed": "push",
     "cart.changed": "cart",
+    "hub.notice": "notice",
 }
 KEYS = {"id", "type", "occurredAt", "source", "correlationId", "subject", "sequence", "data"}
 

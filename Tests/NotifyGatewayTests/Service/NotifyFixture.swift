@@ -106,8 +106,9 @@ struct NotifyFixture {
   /// The `push.delivered` / `push.failed` events waiting in the outbox (the fixture runs no
   /// relay), oldest first; each envelope's subject and sequence are checked on the way.
   func outcomes() throws -> [(type: String, outcome: PushOutcome, correlationId: String?)] {
-    try app.store.database.read { try Outbox.pending(limit: 10_000, in: $0) }.map { entry in
+    try app.store.database.read { try Outbox.pending(limit: 10_000, in: $0) }.compactMap { entry in
       let envelope = try JSON.decode(EventEnvelope.self, from: entry.message.body)
+      guard envelope.type.hasPrefix("push.") else { return nil }
       let outcome = try envelope.payload(as: PushOutcome.self)
       #expect(envelope.subject == "push/" + outcome.pushId && envelope.sequence == 1)
       #expect(envelope.source == PushEventType.source && entry.message.routingKey == envelope.type)
@@ -115,10 +116,10 @@ struct NotifyFixture {
     }
   }
 
-  func headers(_ user: String, role: Principal.Role = .customer) -> [String: String] {
+  func headers(_ user: String, role: Principal.Role = .customer, hubs: [String] = ["*"]) -> [String: String] {
     let token = HS256Signer(secret: Self.secret).sign(
       claims: TokenClaims(
-        subject: user, role: role, hubs: ["*"], issuedAt: clock.now(), expiresAt: clock.now() + 3600))
+        subject: user, role: role, hubs: hubs, issuedAt: clock.now(), expiresAt: clock.now() + 3600))
     return ["Authorization": "Bearer \(token)"]
   }
 }

@@ -97,4 +97,8 @@ public struct APNsResponse: Sendable, Hashable {
 public protocol APNsTransport: Sendable {
   /// APNs's answer; throws only when no answer came (network, time-out), which is retried.
   func send(_ request: APNsRequest) async throws -> APNsResponse
+  /// Creates a broadcast channel (iOS 18); throws only when no answer came.
+  func createChannel(_ request: APNsChannelRequest) async throws -> APNsChannelResponse
+  /// Sends a broadcast push to a channel; throws only when no answer came.
+  func broadcast(_ request: APNsBroadcastRequest) async throws -> APNsResponse
 }

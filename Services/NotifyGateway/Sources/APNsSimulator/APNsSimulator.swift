@@ -77,6 +77,12 @@ public final class APNsSimulator: APNsTransport {
   private let unregistered = Mutex<[String: Date]>([:])
   private let random = Mutex(SplitMix64(seed: 0x5EED))
   private let counts = Mutex<[Int: Int]>([:])
+  /// Broadcast channels by id, with their message storage policy.
+  private let channels = Mutex<[String: Int]>([:])
+  /// What each channel was sent, oldest first.
+  private let broadcasts = Mutex<[String: [Received]]>([:])
+  /// Channels an app may hold at once (per environment, Apple says).
+  public static let maximumChannels = 10_000
 
   /// With a `journal`, call `restore()` before the first push.
   public init(options: Options, clock: any WallClock = SystemClock(), journal: (any SimulatorJournal)? = nil)
@@ -169,6 +175,78 @@ public final class APNsSimulator: APNsTransport {
     }
     return APNsResponse(status: 200, id: request.id)
   }
+
+  // MARK: - Channels and broadcasts (iOS 18)
+
+  /// A new channel for the app: 201 with its id (16 random bytes, base64), or APNs's 400s for
+  /// another app's bundle id, a storage policy other than 0 or 1, or too many channels.
+  public func createChannel(_ request: APNsChannelRequest) async throws -> APNsChannelResponse {
+    guard request.bundleID == options.bundleID else {
+      return APNsChannelResponse(status: 400, reason: "BadTopic")
+    }
+    guard request.storagePolicy == 0 || request.storagePolicy == 1 else {
+      return APNsChannelResponse(status: 400, reason: "BadMessageStoragePolicy")
+    }
+    // Base64 as APNs's, drawn again until it has no `/` or `+`, so it can stand in a URL path.
+    var id = ""
+    repeat {
+      let bytes = random.withLock { random in (0..<2).map { _ in random.next() } }
+      id = bytes.withUnsafeBytes { Data($0).base64EncodedString() }
+    } while id.contains("/") || id.contains("+")
+    let created = channels.withLock { channels -> Bool in
+      guard channels.count < Self.maximumChannels else { return false }
+      channels[id] = request.storagePolicy
+      return true
+    }
+    guard created else { return APNsChannelResponse(status: 400, reason: "CannotCreateChannelConfig") }
+    return APNsChannelResponse(status: 201, channelID: id)
+  }
+
+  /// Deletes a channel: 204, or 400 `BadChannelId` for one that does not exist.
+  public func deleteChannel(_ id: String) -> APNsChannelResponse {
+    channels.withLock { $0.removeValue(forKey: id) } != nil
+      ? APNsChannelResponse(status: 204) : APNsChannelResponse(status: 400, reason: "BadChannelId")
+  }
+
+  /// The app's channels.
+  public var channelIDs: [String] { channels.withLock { $0.keys.sorted() } }
+
+  /// A broadcast to a channel, checked like APNs checks it (its id, priority 1, 5 or 10, a
+  /// channel that exists, a payload of 1 byte to 4 KB), and recorded for the channel.
+  public func broadcast(_ request: APNsBroadcastRequest) async throws -> APNsResponse {
+    if options.latency > .zero { try await Task.sleep(for: options.latency) }
+    let response = broadcastAnswer(request)
+    let received = Received(
+      receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
+      body: request.payload)
+    broadcasts.withLock { broadcasts in
+      broadcasts[request.channelID, default: []].append(received)
+      if broadcasts[request.channelID]!.count > options.keepPerToken {
+        broadcasts[request.channelID]!.removeFirst()
+      }
+    }
+    counts.withLock { $0[response.status, default: 0] += 1 }
+    return response
+  }
+
+  private func broadcastAnswer(_ request: APNsBroadcastRequest) -> APNsResponse {
+    func refuse(_ status: Int, _ reason: String) -> APNsResponse {
+      APNsResponse(status: status, reason: reason, id: request.id)
+    }
+    guard UUID(uuidString: request.id) != nil, request.id == request.id.lowercased() else {
+      return refuse(400, "BadMessageId")
+    }
+    guard [1, 5, 10].contains(request.priority) else { return refuse(400, "BadPriority") }
+    guard request.bundleID == options.bundleID else { return refuse(400, "BadTopic") }
+    guard !request.channelID.isEmpty else { return refuse(400, "MissingChannelId") }
+    guard channels.withLock({ $0[request.channelID] != nil }) else { return refuse(400, "BadChannelId") }
+    guard !request.payload.isEmpty else { return refuse(400, "PayloadEmpty") }
+    guard request.payload.count <= APNsRules.maximumPayload else { return refuse(413, "PayloadTooLarge") }
+    return APNsResponse(status: 200, id: request.id)
+  }
+
+  /// What `channel` was sent, oldest first.
+  public func broadcasts(to channel: String) -> [Received] { broadcasts.withLock { $0[channel] ?? [] } }
 
   /// What `token` received, oldest first (refusals included, with their status).
   public func received(by token: String) -> [Received] {

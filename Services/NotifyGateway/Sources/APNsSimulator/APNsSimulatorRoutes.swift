@@ -37,7 +37,12 @@ public struct APNsSimulatorRoutes: Sendable {
       Route("POST", "/3/device/{token}", push),
       Route(
         "POST", "/3/device", { _ in Self.answer(APNsResponse(status: 400, reason: "MissingDeviceToken")) }),
+      Route("POST", "/1/apps/{bundle}/channels", createChannel),
+      Route("DELETE", "/1/apps/{bundle}/channels", deleteChannel),
+      Route("GET", "/1/apps/{bundle}/all-channels", listChannels),
+      Route("POST", "/4/broadcasts/apps/{bundle}", broadcast),
       Route("GET", "/v1/sim/devices/{token}", auth: .roles([.staff]), record),
+      Route("GET", "/v1/sim/channels/{channel}", auth: .roles([.staff]), channelRecord),
       Route("POST", "/v1/sim/devices/{token}/unregister", auth: .roles([.staff]), unregister),
     ]
       + ["GET", "PUT", "DELETE", "PATCH"].map { method in
@@ -86,6 +91,112 @@ public struct APNsSimulatorRoutes: Sendable {
     case .failure(let refusal): return Self.answer(refusal.response)
     }
     return Self.answer(try await simulator.send(request))
+  }
+
+  // MARK: - Channels and broadcasts (iOS 18)
+
+  /// The provider token, as for pushes; nil when it passes.
+  private func refusal(_ http: HTTPRequest) -> HTTPResponse? {
+    if case .rejected(let rejection) = verifier.check(authorizationHeader: http.headers["authorization"]) {
+      return Self.answer(APNsResponse(status: rejection.status, reason: rejection.reason))
+    }
+    return nil
+  }
+
+  /// `POST /1/apps/{bundle}/channels` `{ "message-storage-policy": 0 | 1, "push-type": "LiveActivity" }`
+  /// → 201 with `apns-channel-id`; 400 `BadMessageStoragePolicy`, `InvalidPushType` or
+  /// `BadTopic` (another app), or the simulator's answer.
+  @Sendable func createChannel(_ http: HTTPRequest) async throws -> HTTPResponse {
+    if let refused = refusal(http) { return refused }
+    let bundle = try http.pathParameter("bundle")
+    guard case .object(let body)? = try? JSON.decode(JSONValue.self, from: Data(http.body)) else {
+      return Self.answer(APNsResponse(status: 400, reason: "BadMessageStoragePolicy"))
+    }
+    guard case .number(let policy)? = body["message-storage-policy"] else {
+      return Self.answer(APNsResponse(status: 400, reason: "BadMessageStoragePolicy"))
+    }
+    guard case .string(let type)? = body["push-type"], type.lowercased() == "liveactivity" else {
+      return Self.answer(APNsResponse(status: 400, reason: "InvalidPushType"))
+    }
+    let created = try await simulator.createChannel(
+      APNsChannelRequest(
+        bundleID: bundle, storagePolicy: Int(policy), id: http.headers["apns-request-id"] ?? ""))
+    return Self.answer(created)
+  }
+
+  /// `DELETE /1/apps/{bundle}/channels` with `apns-channel-id` → 204, or 400 `MissingChannelId`
+  /// / `BadChannelId`.
+  @Sendable func deleteChannel(_ http: HTTPRequest) throws -> HTTPResponse {
+    if let refused = refusal(http) { return refused }
+    guard let id = http.headers["apns-channel-id"], !id.isEmpty else {
+      return Self.answer(APNsResponse(status: 400, reason: "MissingChannelId"))
+    }
+    return Self.answer(simulator.deleteChannel(id))
+  }
+
+  /// `GET /1/apps/{bundle}/all-channels` → `{ "channels": [ … ] }`.
+  @Sendable func listChannels(_ http: HTTPRequest) throws -> HTTPResponse {
+    if let refused = refusal(http) { return refused }
+    return try HTTPResponse.json(value: ["channels": simulator.channelIDs])
+  }
+
+  /// `POST /4/broadcasts/apps/{bundle}` with `apns-channel-id`, `apns-push-type: LiveActivity`,
+  /// `apns-priority` (1, 5 or 10) and `apns-expiration`: the simulator's answer, or 400
+  /// `MissingChannelId`, `InvalidPushType`, `BadPriority`, `BadExpirationDate`.
+  @Sendable func broadcast(_ http: HTTPRequest) async throws -> HTTPResponse {
+    let id = http.headers["apns-request-id"] ?? UUID().uuidString.lowercased()
+    if let refused = refusal(http) { return refused }
+    func refuse(_ reason: String) -> HTTPResponse {
+      Self.answer(APNsResponse(status: 400, reason: reason, id: id))
+    }
+    guard let channel = http.headers["apns-channel-id"], !channel.isEmpty else {
+      return refuse("MissingChannelId")
+    }
+    guard http.headers["apns-push-type"]?.lowercased() == "liveactivity" else {
+      return refuse("InvalidPushType")
+    }
+    var priority = 10
+    if let text = http.headers["apns-priority"] {
+      guard let number = Int(text) else { return refuse("BadPriority") }
+      priority = number
+    }
+    var expiration: Date?
+    if let text = http.headers["apns-expiration"] {
+      guard let seconds = Int64(text), seconds >= 0 else { return refuse("BadExpirationDate") }
+      expiration = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+    let response = try await simulator.broadcast(
+      APNsBroadcastRequest(
+        channelID: channel, bundleID: try http.pathParameter("bundle"), priority: priority,
+        expiration: expiration,
+        id: id, payload: http.body))
+    return Self.answer(response)
+  }
+
+  /// `{ channel, pushes: [ … ] }`: what the simulator recorded for a channel.
+  @Sendable func channelRecord(_ http: HTTPRequest) throws -> HTTPResponse {
+    try Self.channelRecord(http, simulator)
+  }
+
+  /// `{ channel, pushes: [ … ] }` for the path's channel (the gateway serves the same).
+  public static func channelRecord(_ http: HTTPRequest, _ simulator: APNsSimulator) throws -> HTTPResponse {
+    let channel = try http.pathParameter("channel")
+    struct Reply: Encodable {
+      var channel: String
+      var pushes: [APNsSimulator.Received]
+    }
+    return try HTTPResponse.json(value: Reply(channel: channel, pushes: simulator.broadcasts(to: channel)))
+  }
+
+  /// The HTTP answer APNs gives to a channel request: 201 with `apns-channel-id`, 204, or the
+  /// status with its reason.
+  static func answer(_ response: APNsChannelResponse) -> HTTPResponse {
+    guard response.reason == nil else {
+      return answer(APNsResponse(status: response.status, reason: response.reason))
+    }
+    var headers = HTTPHeaders()
+    if let id = response.channelID { headers.add("apns-channel-id", id) }
+    return HTTPResponse(status: response.status, headers: headers)
   }
 
   /// A request APNs would refuse before looking at it further.

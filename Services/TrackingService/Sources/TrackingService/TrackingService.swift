@@ -41,6 +41,7 @@ public func buildTrackingService(
   let store = TrackingStore(database: database)
   let commands = TrackingCommands(
     store: store, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)
+  try commands.loadNotices()
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
@@ -48,7 +49,8 @@ public func buildTrackingService(
   let relay = OutboxRelay(database: database, publisher: publisher, logger: logger, metrics: metrics)
   let handler = TrackingEventHandler(
     orders: OrderConfirmedHandler(commands: commands, consumer: configuration.serviceName, logger: logger),
-    pushes: PushOutcomeHandler(commands: commands, consumer: configuration.serviceName, logger: logger))
+    pushes: PushOutcomeHandler(commands: commands, consumer: configuration.serviceName, logger: logger),
+    notices: NoticeHandler(commands: commands, consumer: configuration.serviceName, logger: logger))
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
     queue: QueueSpec(

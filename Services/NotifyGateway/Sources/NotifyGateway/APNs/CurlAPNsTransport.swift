@@ -32,6 +32,15 @@ public enum APNsHost: Sendable, Hashable {
     case .custom(let url): url
     }
   }
+
+  /// Where channel management requests go (broadcasts themselves go to `url`).
+  public var managementURL: String {
+    switch self {
+    case .production: "https://api-manage-broadcast.push.apple.com:2196"
+    case .sandbox: "https://api-manage-broadcast.sandbox.push.apple.com:2195"
+    case .custom(let url): url
+    }
+  }
 }
 
 /// The real APNs provider API: `POST /3/device/<token>` over HTTP/2 (libcurl, multiplexed over
@@ -55,6 +64,8 @@ public final class CurlAPNsTransport: APNsTransport, LifecycleService {
   public var name: String { "apns-http2" }
   /// The HTTP/2 client (its `connectionsOpened` shows the multiplexing).
   public let client: HTTP2Client
+  /// Channel management's own host (APNs's production and sandbox); nil: `client`'s.
+  public let managementClient: HTTP2Client?
   public let providerToken: APNsProviderToken
   private let logger: Logger
 
@@ -67,26 +78,74 @@ public final class CurlAPNsTransport: APNsTransport, LifecycleService {
     host: APNsHost, providerToken: APNsProviderToken, logger: Logger, caFile: String? = nil,
     requestTimeout: Duration = .seconds(10), maxInFlight: Int = 1000
   ) {
-    let configuration = HTTP2ClientConfiguration(
-      baseURL: host.url, versionMode: .http2TLS, requestTimeout: requestTimeout, caFile: caFile,
-      maxInFlight: maxInFlight, name: "apns-http2")
+    func client(_ url: String, _ name: String) -> HTTP2Client {
+      HTTP2Client(
+        configuration: HTTP2ClientConfiguration(
+          baseURL: url, versionMode: .http2TLS, requestTimeout: requestTimeout, caFile: caFile,
+          maxInFlight: maxInFlight, name: name), logger: logger)
+    }
     self.init(
-      client: HTTP2Client(configuration: configuration, logger: logger), providerToken: providerToken,
-      logger: logger)
+      client: client(host.url, "apns-http2"),
+      managementClient: host.managementURL == host.url ? nil : client(host.managementURL, "apns-channels"),
+      providerToken: providerToken, logger: logger)
   }
 
-  /// Uses `client` as given (its base URL is APNs's host); the transport starts and stops it.
-  public init(client: HTTP2Client, providerToken: APNsProviderToken, logger: Logger) {
+  /// Uses `client` as given (its base URL is APNs's host), and `managementClient` for channel
+  /// requests (nil: `client`); the transport starts and stops them.
+  public init(
+    client: HTTP2Client, managementClient: HTTP2Client? = nil, providerToken: APNsProviderToken,
+    logger: Logger
+  ) {
     self.client = client
+    self.managementClient = managementClient
     self.providerToken = providerToken
     self.logger = logger.with(["apns.host": client.configuration.baseURL])
   }
 
-  public func start() async throws { try await client.start() }
+  public func start() async throws {
+    try await client.start()
+    try await managementClient?.start()
+  }
 
-  public func shutdown() async { await client.shutdown() }
+  public func shutdown() async {
+    await managementClient?.shutdown()
+    await client.shutdown()
+  }
 
-  public func finished() async throws { try await client.finished() }
+  public func finished() async throws {
+    try await client.finished()
+    try await managementClient?.finished()
+  }
+
+  /// `POST /1/apps/<bundle>/channels` on the channel management host: 201 with the new
+  /// channel's `apns-channel-id`, or APNs's reason.
+  public func createChannel(_ request: APNsChannelRequest) async throws -> APNsChannelResponse {
+    let reply = try await (managementClient ?? client).send(
+      HTTPClientRequest(
+        method: "POST", path: request.path,
+        headers: [
+          ("apns-request-id", request.id), ("authorization", providerToken.authorizationHeaderValue()),
+          ("content-type", "application/json"),
+        ], body: request.body))
+    guard let response = Self.response(reply, requestID: request.id) else {
+      throw APNsTransportError.noAnswerFromAPNs(status: reply.status)
+    }
+    return APNsChannelResponse(
+      status: response.status, channelID: reply.header("apns-channel-id"),
+      reason: response.status == 201 ? nil : response.reason)
+  }
+
+  /// `POST /4/broadcasts/apps/<bundle>` with the channel's id: APNs's answer.
+  public func broadcast(_ request: APNsBroadcastRequest) async throws -> APNsResponse {
+    var headers = request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    headers.append(("authorization", providerToken.authorizationHeaderValue()))
+    let reply = try await client.send(
+      HTTPClientRequest(method: "POST", path: request.path, headers: headers, body: request.payload))
+    guard let response = Self.response(reply, requestID: request.id) else {
+      throw APNsTransportError.noAnswerFromAPNs(status: reply.status)
+    }
+    return response
+  }
 
   public func send(_ request: APNsRequest) async throws -> APNsResponse {
     var headers = request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

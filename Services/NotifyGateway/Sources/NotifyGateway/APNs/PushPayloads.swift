@@ -113,6 +113,42 @@ public enum PushPayloads {
     String(text.prefix(max(1, text.count / 2))) + "…"
   }
 
+  struct Notice: Encodable {
+    struct APS: Encodable {
+      var timestamp: Int
+      var event: String
+      var contentState: Content
+      var staleDate: Int
+      var alert: AlertText
+
+      enum CodingKeys: String, CodingKey {
+        case timestamp, event, alert
+        case contentState = "content-state"
+        case staleDate = "stale-date"
+      }
+    }
+    struct Content: Encodable {
+      var hub: String
+      var title: String
+      var body: String
+      var expiresAt: Int
+    }
+    var aps: APS
+  }
+
+  /// A hub notice broadcast to the hub's channel: the hub-news activity's content (hub, title,
+  /// body, when it ends), stale when the notice ends, with an alert. Texts are at most 300
+  /// characters (`HubNoticeRules`), far inside 4 KB.
+  public static func hubNotice(_ notice: HubNotice, timestamp: Int) -> [UInt8] {
+    let expires = LiveActivityContent.seconds(notice.expiresAt)
+    return encode(
+      Notice(
+        aps: .init(
+          timestamp: timestamp, event: LiveActivityEvent.update.rawValue,
+          contentState: .init(hub: notice.hub, title: notice.title, body: notice.body, expiresAt: expires),
+          staleDate: expires, alert: AlertText(title: notice.title, body: notice.body))))
+  }
+
   struct Alert: Encodable {
     struct APS: Encodable {
       var alert: AlertText

@@ -111,7 +111,10 @@ public final class DeliveryEngine: LifecycleService {
     let agingBefore = sweepIsDue(now) ? now - (policy.maximumLifetime - policy.endingMargin) : nil
     let notBefore = now - policy.maximumLifetime
     let due:
-      ([NotifyStore.DueUpdate], [NotifyStore.DueAlert], [NotifyStore.AgingActivity], [NotifyStore.DueStart])
+      (
+        [NotifyStore.DueUpdate], [NotifyStore.DueAlert], [NotifyStore.AgingActivity], [NotifyStore.DueStart],
+        [NotifyStore.DueNotice]
+      )
     do {
       due = try await store.database.writeAsync { db in
         let updates = try store.dueUpdates(at: now, limit: batch, sender: sender, in: db)
@@ -126,13 +129,15 @@ public final class DeliveryEngine: LifecycleService {
         try store.claimActivities(aging.map(\.orderId), sender: sender, until: until, in: db)
         let starts = try store.dueStarts(at: now, limit: batch, sender: sender, in: db)
         try store.claimStarts(starts.map(\.orderId), sender: sender, until: until, in: db)
-        return (updates, alerts, aging, starts)
+        let notices = try store.dueNotices(at: now, limit: batch, sender: sender, in: db)
+        try store.claimNotices(notices.map(\.notice.noticeId), sender: sender, until: until, in: db)
+        return (updates, alerts, aging, starts, notices)
       }
     } catch {
       logger.error("reading due pushes failed", ["error": "\(error)"])
       return false
     }
-    guard !due.0.isEmpty || !due.1.isEmpty || !due.2.isEmpty || !due.3.isEmpty else {
+    guard !due.0.isEmpty || !due.1.isEmpty || !due.2.isEmpty || !due.3.isEmpty || !due.4.isEmpty else {
       await purgeWhenIdle()
       return false
     }
@@ -148,7 +153,10 @@ public final class DeliveryEngine: LifecycleService {
     let starts: [@Sendable () async -> Record] = due.3.map { start in
       { @Sendable in await self.start(start) }
     }
-    let jobs = updates + alerts + endings + starts
+    let notices: [@Sendable () async -> Record] = due.4.map { notice in
+      { @Sendable in await self.broadcast(notice) }
+    }
+    let jobs = updates + alerts + endings + starts + notices
     let records = await withTaskGroup(of: Record.self) { group -> [Record] in
       var records: [Record] = []
       var next = 0
@@ -177,6 +185,8 @@ public final class DeliveryEngine: LifecycleService {
             case .ending(let activity, let outcome, let ended):
               try self.record(outcome, ofEnding: activity, ended: ended)
             case .starting(let start, let devices): try self.record(devices, of: start)
+            case .notice(let notice, let outcome, let channel, let ended):
+              try self.record(outcome, of: notice, newChannel: channel, ended: ended)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -198,6 +208,32 @@ public final class DeliveryEngine: LifecycleService {
     case ending(NotifyStore.AgingActivity, PushDelivery.UpdateOutcome, ended: PushOutcome?)
     /// What push-to-start did on each of the customer's devices.
     case starting(NotifyStore.DueStart, [StartOnDevice])
+    /// A hub notice's broadcast, with the hub's channel when it was created for it.
+    case notice(NotifyStore.DueNotice, NoticeOutcome, newChannel: String?, ended: PushOutcome?)
+  }
+
+  /// How a notice's broadcast ended.
+  enum NoticeOutcome: Sendable, Hashable {
+    case sent
+    case failed
+    case retry(at: Date)
+  }
+
+  /// Records a notice's broadcast: sent, failed for good, or due again; keeps a new channel.
+  func record(
+    _ outcome: NoticeOutcome, of due: NotifyStore.DueNotice, newChannel: String?, ended: PushOutcome?
+  ) throws {
+    let store = self.store
+    let now = clock.now()
+    try store.database.write { db in
+      try self.publish(ended, correlationID: due.correlationID, in: db)
+      if let newChannel { try store.saveChannel(newChannel, hub: due.notice.hub, at: now, in: db) }
+      switch outcome {
+      case .sent: try store.finishNotice(due.notice.noticeId, state: "sent", in: db)
+      case .failed: try store.finishNotice(due.notice.noticeId, state: "failed", in: db)
+      case .retry(let at): try store.retryNotice(due.notice.noticeId, at: at, in: db)
+      }
+    }
   }
 
   /// One device's part of a push-to-start: its starts afterwards, an alert instead, the start
@@ -477,6 +513,70 @@ public final class DeliveryEngine: LifecycleService {
       results.append(result)
     }
     return .starting(due, results)
+  }
+
+  /// Broadcasts a hub notice to the hub's channel, creating the channel on first use (message
+  /// storage on: a device offline meanwhile gets the newest when it comes back).
+  private func broadcast(_ due: NotifyStore.DueNotice) async -> Record {
+    let now = clock.now()
+    let notice = due.notice
+    func ended(_ request: APNsBroadcastRequest?, channel: String, _ status: Int?, _ reason: String?)
+      -> PushOutcome
+    {
+      let answeredAt = clock.now()
+      return PushOutcome(
+        pushId: request?.id ?? Self.apnsIDs.next(), tokenKind: .channel, token: channel, orderId: "",
+        userId: "",
+        pushType: APNsRequest.PushType.liveactivity.rawValue, event: LiveActivityEvent.update.rawValue,
+        priority: 10, status: status, reason: reason,
+        latencyMs: Self.milliseconds(from: notice.postedAt, to: answeredAt), answeredAt: answeredAt)
+    }
+    func after(_ answer: PushDelivery.Answer) -> NoticeOutcome {
+      switch answer {
+      case .delivered: return .sent
+      case .tryAgain:
+        return PushDelivery.retryTime(
+          attempts: due.attempts, expiresAt: notice.expiresAt, now: clock.now(), jitter: jitter()
+        )
+        .map { .retry(at: $0) } ?? .failed
+      case .refused, .tokenGone: return .failed
+      }
+    }
+    guard HubNoticeRules.isWorthBroadcasting(notice, at: now) else {
+      return .notice(
+        due, .failed, newChannel: nil, ended: ended(nil, channel: due.channelID ?? "", nil, "Expired"))
+    }
+    var newChannel: String?
+    let channel: String
+    if let existing = due.channelID {
+      channel = existing
+    } else {
+      let created = try? await transport.createChannel(
+        APNsChannelRequest(bundleID: options.bundleID, storagePolicy: 1, id: Self.apnsIDs.next()))
+      guard let created, created.status == 201, let id = created.channelID else {
+        let answer = Self.answer(created.map { APNsResponse(status: $0.status, reason: $0.reason) })
+        let outcome = after(answer)
+        let final: PushOutcome? =
+          if case .retry = outcome { nil } else {
+            ended(nil, channel: "", created?.status, created?.reason ?? "NoAnswer")
+          }
+        return .notice(due, outcome, newChannel: nil, ended: final)
+      }
+      channel = id
+      newChannel = id
+    }
+    let request = APNsBroadcastRequest(
+      channelID: channel, bundleID: options.bundleID, priority: 10, expiration: notice.expiresAt,
+      id: Self.apnsIDs.next(),
+      payload: PushPayloads.hubNotice(notice, timestamp: LiveActivityContent.seconds(now)))
+    let response = try? await transport.broadcast(request)
+    let outcome = after(Self.answer(response))
+    if case .retry = outcome { return .notice(due, outcome, newChannel: newChannel, ended: nil) }
+    return .notice(
+      due, outcome, newChannel: newChannel,
+      ended: ended(
+        request, channel: channel, response?.status, response?.reason ?? (response == nil ? "NoAnswer" : nil))
+    )
   }
 
   /// Whether the aging sweep is due at `now` (every `sweepInterval` by the engine's clock), noting

@@ -17,6 +17,8 @@ public final class NotifyCommands: Sendable {
   /// How long a confirmed order's app has to start its Live Activity before the gateway starts
   /// it by push (nil: never).
   let startAfter: TimeInterval?
+  private let noticeIDs = RandomIDs()
+  private let eventIDs: any IDGenerator = TimeOrderedIDs()
 
   public init(
     store: NotifyStore, clock: any WallClock, updateLifetime: TimeInterval = 600,
@@ -129,6 +131,35 @@ public final class NotifyCommands: Sendable {
           in: db)
       }
     }
+  }
+
+  // MARK: - Hub notices
+
+  /// A notice from hub staff: stored for broadcast to the hub's channel and published as
+  /// `hub.notice` in one transaction. Throws `HubNoticeRules.Refusal` for bad input.
+  public func postNotice(
+    hub: HubID, title: String, body: String, minutes: Int?, correlationID: String?
+  ) throws -> HubNotice {
+    let now = clock.now()
+    let notice = try HubNoticeRules.notice(
+      id: "ntc_" + noticeIDs.next(), hub: hub, title: title, body: body, minutes: minutes, at: now)
+    let store = self.store
+    try store.database.write { db in
+      let sequence = try store.insertNotice(notice, correlationID: correlationID, in: db)
+      try store.append(
+        try EventEnvelope.message(
+          id: self.eventIDs.next(), type: NoticeEventType.posted, occurredAt: notice.postedAt,
+          source: NoticeEventType.source, correlationId: correlationID,
+          subject: EventSubject.notice(hub: hub),
+          sequence: sequence, payload: notice), in: db)
+    }
+    return notice
+  }
+
+  /// The hub's notice showing now and its APNs channel (what the app subscribes a hub-news
+  /// activity to).
+  public func currentNotice(hub: HubID) throws -> (notice: HubNotice?, channelID: String?) {
+    try store.currentNotice(hub: hub, at: clock.now())
   }
 
   /// An alert for every device of `user` (order confirmed or declined), once per message id.

@@ -1,7 +1,9 @@
 import APNsSimulator
 import Foundation
+import GrocerContracts
 import GrocerCore
 import GrocerHTTP
+import GrocerRuntime
 
 /// NotifyGateway's HTTP API: the app registers and removes its device token; operators (and
 /// tests) read what the APNs simulator received.
@@ -16,6 +18,8 @@ struct NotifyController: Sendable {
       Route("DELETE", "/v1/devices/{token}", auth: .required, deleteDevice),
       Route("PUT", "/v1/devices/{token}/live-activity-start-token", auth: .required, putStartToken),
       Route("DELETE", "/v1/devices/{token}/live-activity-start-token", auth: .required, deleteStartToken),
+      Route("POST", "/v1/hubs/{hub}/notices", auth: .roles([.staff]), postNotice),
+      Route("GET", "/v1/hubs/{hub}/notices", auth: .required, getNotice),
     ]
     if let simulator {
       routes += [
@@ -24,6 +28,9 @@ struct NotifyController: Sendable {
         },
         Route("POST", "/v1/sim/devices/{token}/unregister", auth: .roles([.staff])) {
           try APNsSimulatorRoutes.unregister($0, simulator)
+        },
+        Route("GET", "/v1/sim/channels/{channel}", auth: .roles([.staff])) {
+          try APNsSimulatorRoutes.channelRecord($0, simulator)
         },
       ]
     }
@@ -99,6 +106,68 @@ struct NotifyController: Sendable {
     else {
       throw HTTPError.notFound(code: "deviceNotFound", detail: "this device token is not registered for you")
     }
+  }
+
+  struct NoticeBody: StrictBody {
+    static let allowedKeys: Set<String> = ["title", "body", "minutes"]
+    var title: String
+    var body: String
+    var minutes: Int?
+  }
+
+  /// Staff of the hub post a notice: `{ title, body, minutes? }` → 201 with the notice. It is
+  /// broadcast to the hub's APNs channel and shows in the tracking of the hub's running orders.
+  @Sendable func postNotice(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let principal = request.principal else { throw HTTPError.unauthorized() }
+    let hub = try Self.hub(request)
+    guard principal.isStaff(of: hub) else {
+      throw HTTPError.forbidden(code: "notYourHub", detail: "staff of \(hub) post its notices")
+    }
+    let body = try Self.decode(NoticeBody.self, request)
+    let commands = self.commands
+    let correlation = request.requestID
+    let notice = try await Self.storage {
+      do {
+        return try await commands.store.database.onWriterQueue {
+          try commands.postNotice(
+            hub: hub, title: body.title, body: body.body, minutes: body.minutes, correlationID: correlation)
+        }
+      } catch let refusal as HubNoticeRules.Refusal {
+        throw HTTPError.unprocessable(code: refusal.code, detail: refusal.detail)
+      }
+    }
+    return try HTTPResponse.json(status: 201, value: notice)
+  }
+
+  /// `{ hub, channelId, notice }`: the hub's APNs channel (null before its first notice), which
+  /// the app subscribes a hub-news Live Activity to, and the notice showing now (or null).
+  @Sendable func getNotice(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let hub = try Self.hub(request)
+    let commands = self.commands
+    let current = try await Self.storage { try await runBlocking { try commands.currentNotice(hub: hub) } }
+    struct Reply: Encodable {
+      var hub: String
+      var channelId: String?
+      var notice: HubNotice?
+
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(hub, forKey: .hub)
+        try container.encode(channelId, forKey: .channelId)
+        try container.encode(notice, forKey: .notice)
+      }
+      enum CodingKeys: String, CodingKey { case hub, channelId, notice }
+    }
+    return try HTTPResponse.json(value: Reply(hub: hub, channelId: current.channelID, notice: current.notice))
+  }
+
+  /// The path's hub: an identifier (letters, digits, `-`, `_`), else 404 as an unknown hub.
+  static func hub(_ request: HTTPRequest) throws -> String {
+    let hub = try request.pathParameter("hub")
+    guard Identifier.isValid(hub) else {
+      throw HTTPError.notFound(code: "hubNotFound", detail: "no hub \(hub)")
+    }
+    return hub
   }
 
   /// A body read strictly: malformed JSON, a missing, mistyped or unknown field is a 400.

@@ -178,5 +178,55 @@ enum NotifySchema {
         );
         CREATE INDEX starts_due ON starts(due_at);
         """),
+    // Hub notices, each broadcast once to its hub's channel (`state`: pending, sent, failed), and
+    // the APNs channel of each hub.
+    Migration(
+      version: 7, name: "hub notices and channels",
+      sql: """
+        CREATE TABLE notices (
+          notice_id TEXT PRIMARY KEY,
+          hub TEXT NOT NULL,
+          title TEXT NOT NULL,
+          body TEXT NOT NULL,
+          posted_at REAL NOT NULL,
+          expires_at REAL NOT NULL,
+          state TEXT NOT NULL DEFAULT 'pending',
+          attempts INTEGER NOT NULL DEFAULT 0,
+          not_before REAL NOT NULL,
+          correlation_id TEXT,
+          sender TEXT,
+          sending_until REAL
+        );
+        CREATE INDEX notices_by_hub ON notices(hub, posted_at);
+        CREATE INDEX notices_due ON notices(state, not_before);
+        CREATE TABLE channels (
+          hub TEXT PRIMARY KEY,
+          channel_id TEXT NOT NULL,
+          created_at REAL NOT NULL
+        );
+        """,
+      postgres: """
+        CREATE TABLE notices (
+          notice_id TEXT PRIMARY KEY,
+          hub TEXT NOT NULL,
+          title TEXT NOT NULL,
+          body TEXT NOT NULL,
+          posted_at DOUBLE PRECISION NOT NULL,
+          expires_at DOUBLE PRECISION NOT NULL,
+          state TEXT NOT NULL DEFAULT 'pending',
+          attempts BIGINT NOT NULL DEFAULT 0,
+          not_before DOUBLE PRECISION NOT NULL,
+          correlation_id TEXT,
+          sender TEXT,
+          sending_until DOUBLE PRECISION
+        );
+        CREATE INDEX notices_by_hub ON notices(hub, posted_at);
+        CREATE INDEX notices_due ON notices(state, not_before);
+        CREATE TABLE channels (
+          hub TEXT PRIMARY KEY,
+          channel_id TEXT NOT NULL,
+          created_at DOUBLE PRECISION NOT NULL
+        );
+        """),
   ]
 }

@@ -409,6 +409,105 @@ public final class NotifyStore: Sendable {
       "UPDATE devices SET start_token = NULL WHERE token = ? AND start_token = ?", token, startToken)
   }
 
+  // MARK: - Hub notices
+
+  /// Stores a new notice, due for broadcast at once; returns how many notices the hub has had
+  /// (its event's sequence).
+  public func insertNotice(_ notice: HubNotice, correlationID: String?, in db: any SQLConnection) throws
+    -> Int64
+  {
+    try db.execute(
+      """
+      INSERT INTO notices (notice_id, hub, title, body, posted_at, expires_at, not_before, correlation_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      """, notice.noticeId, notice.hub, notice.title, notice.body, notice.postedAt.timeIntervalSince1970,
+      notice.expiresAt.timeIntervalSince1970, notice.postedAt.timeIntervalSince1970, correlationID)
+    return try db.queryOne("SELECT count(*) FROM notices WHERE hub = ?", notice.hub)?.int64(0) ?? 1
+  }
+
+  /// The hub's newest notice still showing at `now`, and its channel.
+  public func currentNotice(hub: String, at now: Date) throws -> (notice: HubNotice?, channelID: String?) {
+    try database.read { db in
+      let notice = try db.queryOne(
+        """
+        SELECT \(Self.noticeColumns) FROM notices WHERE hub = ? AND expires_at > ?
+        ORDER BY posted_at DESC, notice_id DESC LIMIT 1
+        """, hub, now.timeIntervalSince1970
+      ).map(Self.notice(from:))
+      return (notice, try self.channel(hub: hub, in: db))
+    }
+  }
+
+  /// A notice waiting to be broadcast, with its attempts so far.
+  public struct DueNotice: Sendable, Hashable {
+    public var notice: HubNotice
+    public var attempts: Int
+    public var correlationID: String?
+    /// The hub's channel (nil: none created yet).
+    public var channelID: String?
+  }
+
+  /// Notices due for broadcast at `now` that `sender` may claim, oldest first.
+  public func dueNotices(at now: Date, limit: Int, sender: String, in db: any SQLConnection) throws
+    -> [DueNotice]
+  {
+    let at = now.timeIntervalSince1970
+    return try db.query(
+      """
+      SELECT n.notice_id, n.hub, n.title, n.body, n.posted_at, n.expires_at, n.attempts, n.correlation_id, c.channel_id
+      FROM notices n LEFT JOIN channels c ON c.hub = n.hub
+      WHERE n.state = 'pending' AND n.not_before <= ?
+        AND (n.sending_until IS NULL OR n.sending_until < ? OR n.sender = ?)
+      ORDER BY n.not_before LIMIT ?
+      """, at, at, sender, limit
+    ).map {
+      DueNotice(
+        notice: try Self.notice(from: $0), attempts: try $0.int(6), correlationID: try $0.optionalString(7),
+        channelID: try $0.optionalString(8))
+    }
+  }
+
+  public func claimNotices(_ ids: [String], sender: String, until: Date, in db: any SQLConnection) throws {
+    for chunk in Self.chunks(ids) {
+      try db.execute(
+        "UPDATE notices SET sender = ?, sending_until = ? WHERE notice_id IN \(Self.list(chunk.count))",
+        bindings: [sender, until.timeIntervalSince1970] + chunk)
+    }
+  }
+
+  /// The broadcast of `id` ended: `sent` or `failed`.
+  public func finishNotice(_ id: String, state: String, in db: any SQLConnection) throws {
+    try db.execute("UPDATE notices SET state = ?, sending_until = NULL WHERE notice_id = ?", state, id)
+  }
+
+  /// One more attempt of `id`, due again at `at`.
+  public func retryNotice(_ id: String, at: Date, in db: any SQLConnection) throws {
+    try db.execute(
+      "UPDATE notices SET attempts = attempts + 1, not_before = ?, sending_until = NULL WHERE notice_id = ?",
+      at.timeIntervalSince1970, id)
+  }
+
+  /// The hub's APNs channel, if one was created.
+  public func channel(hub: String, in db: any SQLConnection) throws -> String? {
+    try db.queryOne("SELECT channel_id FROM channels WHERE hub = ?", hub)?.string(0)
+  }
+
+  /// Keeps the hub's channel (the first one kept stays: replicas racing keep one).
+  public func saveChannel(_ channelID: String, hub: String, at now: Date, in db: any SQLConnection) throws {
+    try db.execute(
+      "INSERT INTO channels (hub, channel_id, created_at) VALUES (?, ?, ?) ON CONFLICT (hub) DO NOTHING", hub,
+      channelID, now.timeIntervalSince1970)
+  }
+
+  static let noticeColumns = "notice_id, hub, title, body, posted_at, expires_at"
+
+  static func notice(from row: SQLRow) throws -> HubNotice {
+    HubNotice(
+      noticeId: try row.string(0), hub: try row.string(1), title: try row.string(2), body: try row.string(3),
+      postedAt: Date(timeIntervalSince1970: try row.double(4)),
+      expiresAt: Date(timeIntervalSince1970: try row.double(5)))
+  }
+
   /// A queued alert for one device.
   public struct DueAlert: Sendable, Hashable {
     public var seq: Int64

@@ -17,6 +17,8 @@ public final class TrackingCommands: Sendable {
   public let replies: TrackingReplyCache
   /// The open tracking streams, told of every committed version.
   public let streams: TrackingStreams
+  /// The hubs' current notices, which replies and streams carry.
+  public let notices: HubNotices
   private let clock: any WallClock
   private let ids: any IDGenerator
   private let eta: ETAModel
@@ -25,12 +27,12 @@ public final class TrackingCommands: Sendable {
 
   public init(
     store: TrackingStore, clock: any WallClock, ids: any IDGenerator, eta: ETAModel = ETAModel(),
-    source: String = TrackingEventType.source, replies: TrackingReplyCache = TrackingReplyCache(),
-    streams: TrackingStreams = TrackingStreams()
+    source: String = TrackingEventType.source, notices: HubNotices = HubNotices()
   ) {
     self.store = store
-    self.replies = replies
-    self.streams = streams
+    self.notices = notices
+    self.replies = TrackingReplyCache(notices: notices)
+    self.streams = TrackingStreams(notices: notices)
     self.clock = clock
     self.ids = ids
     self.eta = eta
@@ -161,6 +163,33 @@ public final class TrackingCommands: Sendable {
       self.rememberAfterCommit(record)
       return true
     }
+  }
+
+  /// `hub.notice` (once per message id): kept as its hub's notice if newer than the one held,
+  /// so a restart shows it again. True if it was taken.
+  @discardableResult
+  public func recordNotice(_ notice: HubNotice, sequence: Int64, messageID: String, consumer: String) throws
+    -> Bool
+  {
+    let now = clock.now()
+    let (store, notices) = (self.store, self.notices)
+    return try store.database.write { db in
+      guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db),
+        try store.saveNotice(notice, sequence: sequence, in: db)
+      else { return false }
+      store.database.afterCommit { notices.take(notice, sequence: sequence) }
+      return true
+    }
+  }
+
+  /// Loads the hubs' notices kept in the database (at start).
+  public func loadNotices() throws {
+    for (notice, sequence) in try store.notices() { notices.take(notice, sequence: sequence) }
+  }
+
+  /// The snapshot as the app reads it now, with the lock screen's state and the hub's notice.
+  public func reply(_ record: TrackingRecord) -> TrackingSnapshot {
+    record.reply(at: clock.now(), notices: notices)
   }
 
   /// Forgets inbox entries processed more than `retention` ago (longer than the broker could

@@ -33,10 +33,12 @@ public struct TrackingRecord: Sendable, Hashable {
       destination: destination, generatedAt: generatedAt)
   }
 
-  /// The snapshot as the app reads it at `now`: with what the lock screen shows.
-  public func reply(at now: Date) -> TrackingSnapshot {
+  /// The snapshot as the app reads it at `now`: with what the lock screen shows and the hub's
+  /// notice from `notices`.
+  public func reply(at now: Date, notices: HubNotices? = nil) -> TrackingSnapshot {
     var reply = snapshot
     reply.liveActivity = liveActivity.view(hasToken: liveActivityToken != nil, at: now)
+    reply.notice = notices?.view(hub: hub, status: state.status, at: now)
     return reply
   }
 

@@ -46,11 +46,44 @@ struct TrackingEventHandler: Sendable {
   let orders: OrderConfirmedHandler
   let pushes: PushOutcomeHandler
 
-  static let bindingKeys = [StockEventType.orderConfirmed, PushEventType.delivered, PushEventType.failed]
+  let notices: NoticeHandler
+
+  static let bindingKeys = [
+    StockEventType.orderConfirmed, PushEventType.delivered, PushEventType.failed, NoticeEventType.posted,
+  ]
 
   func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
-    PushOutcomeHandler.bindingKeys.contains(delivery.routingKey)
-      ? await pushes.handle(delivery) : await orders.handle(delivery)
+    if PushOutcomeHandler.bindingKeys.contains(delivery.routingKey) { return await pushes.handle(delivery) }
+    if delivery.routingKey == NoticeEventType.posted { return await notices.handle(delivery) }
+    return await orders.handle(delivery)
+  }
+}
+
+/// `hub.notice` from NotifyGateway: the hub's notice for the snapshots of its running orders.
+struct NoticeHandler: Sendable {
+  let commands: TrackingCommands
+  let consumer: String
+  let logger: Logger
+
+  func handle(_ delivery: AMQPDelivery) async -> AMQPDisposition {
+    let event: TypedEventEnvelope<HubNotice>
+    do { event = try TypedEventEnvelope<HubNotice>.decode(delivery.body, type: NoticeEventType.posted) } catch
+    {
+      logger.warning("unreadable hub.notice dead-lettered", ["error": "\(error)"])
+      return .reject
+    }
+    let (commands, consumer) = (self.commands, self.consumer)
+    do {
+      _ = try await commands.store.database.onWriterQueue {
+        try commands.recordNotice(
+          event.payload, sequence: event.sequence, messageID: event.id, consumer: consumer)
+      }
+      return .ack
+    } catch {
+      logger.error(
+        "hub.notice failed; it will be tried again", ["error": "\(error)", "hub": event.payload.hub])
+      return .failed(error)
+    }
   }
 }
 

@@ -43,8 +43,7 @@ struct TrackingController: Sendable {
     let records = try await Self.storage {
       try await runBlocking { try commands.active(user: principal.subject, finishedSince: since) }
     }
-    let now = clock.now()
-    return try Self.json(["orders": records.map { $0.reply(at: now) }])
+    return try Self.json(["orders": records.map(commands.reply)])
   }
 
   /// A known order answered from memory; nil reads it from the database.
@@ -66,7 +65,7 @@ struct TrackingController: Sendable {
     guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
       TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
-    return try Self.json(record.reply(at: clock.now()))
+    return try Self.json(commands.reply(record))
   }
 
   /// Server-sent events: the snapshot at once (unless the client's `Last-Event-ID` has it), then
@@ -189,7 +188,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    return try Self.json(change.record.reply(at: clock.now()))
+    return try Self.json(commands.reply(change.record))
   }
 
   /// `{ "lat", "lng", "recordedAt" }` from the assigned rider.
@@ -219,7 +218,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    var response = try Self.json(change.record.reply(at: clock.now()))
+    var response = try Self.json(commands.reply(change.record))
     if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
     return response
   }

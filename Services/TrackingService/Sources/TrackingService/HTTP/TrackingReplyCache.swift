@@ -21,8 +21,10 @@ public final class TrackingReplyCache: Sendable {
     public var riderId: String?
     var record: TrackingRecord
     var body: [UInt8]?
-    /// When `body` stops being true (a current card reaching its stale date).
+    /// When `body` stops being true (a current card reaching its stale date, a notice ending).
     var bodyUntil: Date?
+    /// The notices' revision `body` was built at.
+    var noticeRevision: Int64 = -1
 
     var revision: Int64 { record.liveActivity.revision }
   }
@@ -30,8 +32,13 @@ public final class TrackingReplyCache: Sendable {
   private let entries = Mutex<[String: Entry]>([:])
   /// Past this many orders the cache starts again (finished orders are read rarely).
   private let capacity: Int
+  /// The hubs' notices the replies carry.
+  let notices: HubNotices
 
-  public init(capacity: Int = 200_000) { self.capacity = capacity }
+  public init(capacity: Int = 200_000, notices: HubNotices = HubNotices()) {
+    self.capacity = capacity
+    self.notices = notices
+  }
 
   /// Remembers `record` unless a newer version or delivery revision of the order is known.
   public func remember(_ record: TrackingRecord) {
@@ -51,10 +58,18 @@ public final class TrackingReplyCache: Sendable {
   /// The entry of `orderId` with its reply's bytes at `now`, or nil if not known here.
   public func entry(_ orderId: String, at now: Date) -> Entry? {
     guard var entry = entries.withLock({ $0[orderId] }) else { return nil }
-    if entry.body == nil || entry.bodyUntil.map({ now >= $0 }) == true {
+    let noticeRevision = notices.revision
+    if entry.body == nil || entry.bodyUntil.map({ now >= $0 }) == true
+      || entry.noticeRevision != noticeRevision
+    {
       let hasToken = entry.record.liveActivityToken != nil
-      entry.body = entry.record.reply(at: now).jsonBytes
-      entry.bodyUntil = entry.record.liveActivity.viewChanges(hasToken: hasToken, after: now)
+      entry.body = entry.record.reply(at: now, notices: notices).jsonBytes
+      entry.noticeRevision = noticeRevision
+      let changes = [
+        entry.record.liveActivity.viewChanges(hasToken: hasToken, after: now),
+        notices.expiry(hub: entry.hub, at: now),
+      ]
+      entry.bodyUntil = changes.compactMap { $0 }.min()
       let encoded = entry
       entries.withLock { entries in
         if let known = entries[orderId],

@@ -39,8 +39,10 @@ public final class TrackingStreams: Sendable {
 
   private let byOrder = Mutex<[String: [ObjectIdentifier: Subscriber]]>([:])
   private let openCount = Atomic<Int>(0)
+  /// The hubs' notices the events carry.
+  let notices: HubNotices
 
-  public init() {}
+  public init(notices: HubNotices = HubNotices()) { self.notices = notices }
 
   /// Streams open now.
   public var count: Int { openCount.load(ordering: .relaxed) }
@@ -63,7 +65,7 @@ public final class TrackingStreams: Sendable {
   /// Offers `record` as the clients read it at `now` to the order's streams.
   public func publish(_ record: TrackingRecord, at now: Date) {
     guard hasSubscribers(record.orderId) else { return }
-    publish(record.reply(at: now))
+    publish(record.reply(at: now, notices: notices))
   }
 
   /// Offers a snapshot as the clients read it to its order's streams.

@@ -96,5 +96,30 @@ package enum TrackingSchema {
         ALTER TABLE tracking ADD COLUMN la_outcome_version BIGINT NOT NULL DEFAULT 0;
         ALTER TABLE tracking ADD COLUMN la_revision BIGINT NOT NULL DEFAULT 0;
         """),
+    // Each hub's current notice (`hub.notice`), shown in its running orders' snapshots.
+    Migration(
+      version: 4, name: "hub notices",
+      sql: """
+        CREATE TABLE hub_notices (
+          hub TEXT PRIMARY KEY,
+          notice_id TEXT NOT NULL,
+          title TEXT NOT NULL,
+          body TEXT NOT NULL,
+          posted_at REAL NOT NULL,
+          expires_at REAL NOT NULL,
+          sequence INTEGER NOT NULL
+        );
+        """,
+      postgres: """
+        CREATE TABLE hub_notices (
+          hub TEXT PRIMARY KEY,
+          notice_id TEXT NOT NULL,
+          title TEXT NOT NULL,
+          body TEXT NOT NULL,
+          posted_at DOUBLE PRECISION NOT NULL,
+          expires_at DOUBLE PRECISION NOT NULL,
+          sequence BIGINT NOT NULL
+        );
+        """),
   ]
 }

@@ -92,6 +92,36 @@ public final class TrackingStore: Sendable {
       delivery.lastOutcomeAt?.timeIntervalSince1970, delivery.lastOutcomeVersion, delivery.revision, orderId)
   }
 
+  /// Keeps `notice` as its hub's if its sequence is higher than the one kept; true if it was.
+  public func saveNotice(_ notice: HubNotice, sequence: Int64, in db: any SQLConnection) throws -> Bool {
+    try db.execute(
+      """
+      INSERT INTO hub_notices (hub, notice_id, title, body, posted_at, expires_at, sequence)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (hub) DO UPDATE SET notice_id = excluded.notice_id, title = excluded.title, body = excluded.body,
+        posted_at = excluded.posted_at, expires_at = excluded.expires_at, sequence = excluded.sequence
+      WHERE hub_notices.sequence < excluded.sequence
+      """, notice.hub, notice.noticeId, notice.title, notice.body, notice.postedAt.timeIntervalSince1970,
+      notice.expiresAt.timeIntervalSince1970, sequence)
+    return db.changes > 0
+  }
+
+  /// Every hub's kept notice with its sequence.
+  public func notices() throws -> [(HubNotice, Int64)] {
+    try database.read { db in
+      try db.query("SELECT hub, notice_id, title, body, posted_at, expires_at, sequence FROM hub_notices").map
+      {
+        (
+          HubNotice(
+            noticeId: try $0.string(1), hub: try $0.string(0), title: try $0.string(2),
+            body: try $0.string(3),
+            postedAt: Date(timeIntervalSince1970: try $0.double(4)),
+            expiresAt: Date(timeIntervalSince1970: try $0.double(5))), try $0.int64(6)
+        )
+      }
+    }
+  }
+
   /// Claims `messageID` for `consumer` in the inbox; false if it was processed before.
   public func claim(messageID: String, consumer: String, at now: Date, in db: any SQLConnection) throws
     -> Bool
