@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  rabbitmq-server librabbitmq-dev libmicrohttpd-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev python3-pika
+  rabbitmq-server librabbitmq-dev libmicrohttpd-dev libsqlite3-dev libssl-dev libcurl4-openssl-dev python3-pika python3-h2
   postgresql libpq-dev wrk nginx-light curl python3 python3-yaml sqlite3 openssl
 )
 

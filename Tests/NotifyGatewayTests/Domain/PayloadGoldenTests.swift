@@ -38,6 +38,13 @@ import Testing
         timestamp: 1_792_521_480, relevance: LiveActivityRelevance.score(snapshot(.picking)))
     ),
     (
+      "broadcast-notice.json",
+      PushPayloads.hubNotice(
+        HubNotice(
+          noticeId: "ntc_1", hub: "h1", title: "Rain delay", body: "Riders are a little slower in the rain.",
+          postedAt: generatedAt, expiresAt: generatedAt + 3600), timestamp: 1_792_521_480)
+    ),
+    (
       "alert-confirmed.json",
       PushPayloads.alert(
         AlertText(title: "Order confirmed", body: "We're packing your order."), orderId: "ord_8F3K")

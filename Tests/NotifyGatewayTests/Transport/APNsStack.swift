@@ -68,7 +68,7 @@ final class APNsStack: @unchecked Sendable {
     let server = HTTPServer(
       configuration: HTTPServerConfiguration(
         port: 0, threadPoolSize: 2, shutdownGracePeriod: .milliseconds(100)),
-      responder: router, logger: .discarding())
+      responder: APNsPathResponder(router: router), logger: .discarding())
     try await server.start()
     let front: NginxH2Front
     do {

@@ -41,7 +41,6 @@ public func buildTrackingService(
   let store = TrackingStore(database: database)
   let commands = TrackingCommands(
     store: store, clock: clock, ids: ids, eta: eta, source: configuration.serviceName)
-  try commands.loadNotices()
 
   let amqp = AMQPConfiguration(settings: configuration.settings, connectionName: configuration.serviceName)
   let publisher = AMQPPublisher(
@@ -65,6 +64,11 @@ public func buildTrackingService(
   }
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
     _ = try await database.onWriterQueue { try commands.purgeInbox() }
+  }
+  // The hubs' notices kept in the database: at start, and again now and then (so a database that
+  // was not there at start is read once it is; only newer notices are taken).
+  let noticeLoader = PeriodicTask(name: "notice-loader", interval: .seconds(30), logger: logger) {
+    try await runBlocking { try commands.loadNotices() }
   }
   let heartbeat = PeriodicTask(
     name: "stream-heartbeat", interval: .milliseconds(Int(configuration.streamHeartbeat * 1000)),
@@ -101,6 +105,8 @@ public func buildTrackingService(
 
   return TrackingServiceApp(
     router: router, store: store, commands: commands, http: http,
-    services: [publisher, relay, consumer] + streamFeed + [etaSweep, inboxPurge, heartbeat, http],
+    services: [publisher, relay, consumer] + streamFeed + [
+      etaSweep, inboxPurge, noticeLoader, heartbeat, http,
+    ],
     metrics: metrics)
 }

@@ -190,6 +190,7 @@ enum NotifySchema {
           body TEXT NOT NULL,
           posted_at REAL NOT NULL,
           expires_at REAL NOT NULL,
+          sequence INTEGER NOT NULL,
           state TEXT NOT NULL DEFAULT 'pending',
           attempts INTEGER NOT NULL DEFAULT 0,
           not_before REAL NOT NULL,
@@ -197,7 +198,7 @@ enum NotifySchema {
           sender TEXT,
           sending_until REAL
         );
-        CREATE INDEX notices_by_hub ON notices(hub, posted_at);
+        CREATE UNIQUE INDEX notices_by_hub ON notices(hub, sequence);
         CREATE INDEX notices_due ON notices(state, not_before);
         CREATE TABLE channels (
           hub TEXT PRIMARY KEY,
@@ -213,6 +214,7 @@ enum NotifySchema {
           body TEXT NOT NULL,
           posted_at DOUBLE PRECISION NOT NULL,
           expires_at DOUBLE PRECISION NOT NULL,
+          sequence BIGINT NOT NULL,
           state TEXT NOT NULL DEFAULT 'pending',
           attempts BIGINT NOT NULL DEFAULT 0,
           not_before DOUBLE PRECISION NOT NULL,
@@ -220,7 +222,7 @@ enum NotifySchema {
           sender TEXT,
           sending_until DOUBLE PRECISION
         );
-        CREATE INDEX notices_by_hub ON notices(hub, posted_at);
+        CREATE UNIQUE INDEX notices_by_hub ON notices(hub, sequence);
         CREATE INDEX notices_due ON notices(state, not_before);
         CREATE TABLE channels (
           hub TEXT PRIMARY KEY,

@@ -416,25 +416,28 @@ public final class NotifyStore: Sendable {
   public func insertNotice(_ notice: HubNotice, correlationID: String?, in db: any SQLConnection) throws
     -> Int64
   {
+    // The hub's next sequence: replicas racing for one collide on the unique index and the
+    // transaction is tried again (or fails), never two notices with one sequence.
+    let sequence =
+      (try db.queryOne("SELECT max(sequence) FROM notices WHERE hub = ?", notice.hub)?.optionalInt64(0) ?? 0)
+      + 1
     try db.execute(
       """
-      INSERT INTO notices (notice_id, hub, title, body, posted_at, expires_at, not_before, correlation_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO notices (notice_id, hub, title, body, posted_at, expires_at, sequence, not_before, correlation_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       """, notice.noticeId, notice.hub, notice.title, notice.body, notice.postedAt.timeIntervalSince1970,
-      notice.expiresAt.timeIntervalSince1970, notice.postedAt.timeIntervalSince1970, correlationID)
-    return try db.queryOne("SELECT count(*) FROM notices WHERE hub = ?", notice.hub)?.int64(0) ?? 1
+      notice.expiresAt.timeIntervalSince1970, sequence, notice.postedAt.timeIntervalSince1970, correlationID)
+    return sequence
   }
 
-  /// The hub's newest notice still showing at `now`, and its channel.
+  /// The hub's newest notice if it still shows at `now` (a newer one replaced any older), and
+  /// the hub's channel.
   public func currentNotice(hub: String, at now: Date) throws -> (notice: HubNotice?, channelID: String?) {
     try database.read { db in
-      let notice = try db.queryOne(
-        """
-        SELECT \(Self.noticeColumns) FROM notices WHERE hub = ? AND expires_at > ?
-        ORDER BY posted_at DESC, notice_id DESC LIMIT 1
-        """, hub, now.timeIntervalSince1970
+      let newest = try db.queryOne(
+        "SELECT \(Self.noticeColumns) FROM notices WHERE hub = ? ORDER BY sequence DESC LIMIT 1", hub
       ).map(Self.notice(from:))
-      return (notice, try self.channel(hub: hub, in: db))
+      return (newest.flatMap { $0.isCurrent(at: now) ? $0 : nil }, try self.channel(hub: hub, in: db))
     }
   }
 
