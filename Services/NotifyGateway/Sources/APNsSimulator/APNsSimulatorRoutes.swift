@@ -155,15 +155,11 @@ public struct APNsSimulatorRoutes: Sendable {
     guard http.headers["apns-push-type"]?.lowercased() == "liveactivity" else {
       return refuse("InvalidPushType")
     }
-    var priority = 10
-    if let text = http.headers["apns-priority"] {
-      guard let number = Int(text) else { return refuse("BadPriority") }
-      priority = number
-    }
-    var expiration: Date?
-    if let text = http.headers["apns-expiration"] {
-      guard let seconds = Int64(text), seconds >= 0 else { return refuse("BadExpirationDate") }
-      expiration = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    let priority: Int
+    let expiration: Date?
+    switch Self.priorityAndExpiration(http) {
+    case .success(let read): (priority, expiration) = read
+    case .failure(let reason): return refuse(reason.text)
     }
     let response = try await simulator.broadcast(
       APNsBroadcastRequest(
@@ -217,21 +213,39 @@ public struct APNsSimulatorRoutes: Sendable {
       return refuse("InvalidPushType")
     }
     guard let topic = http.headers["apns-topic"], !topic.isEmpty else { return refuse("MissingTopic") }
-    var priority = 10
-    if let text = http.headers["apns-priority"] {
-      guard let number = Int(text) else { return refuse("BadPriority") }
-      priority = number
-    }
-    var expiration: Date?
-    if let text = http.headers["apns-expiration"] {
-      guard let seconds = Int64(text), seconds >= 0 else { return refuse("BadExpirationDate") }
-      // 0: deliver now or never (what `APNsRequest` sends for no expiration).
-      expiration = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    let priority: Int
+    let expiration: Date?
+    switch priorityAndExpiration(http) {
+    case .success(let read): (priority, expiration) = read
+    case .failure(let reason): return refuse(reason.text)
     }
     return .success(
       APNsRequest(
         token: token, pushType: type, topic: topic, priority: priority, expiration: expiration, id: id,
         collapseID: http.headers["apns-collapse-id"], payload: http.body))
+  }
+
+  /// A header APNs cannot read: its reason.
+  struct Unreadable: Error {
+    var text: String
+  }
+
+  /// `apns-priority` (default 10) and `apns-expiration` (0: deliver now or never, nil), or the
+  /// reason APNs gives for one it cannot read.
+  static func priorityAndExpiration(_ http: HTTPRequest) -> Result<(Int, Date?), Unreadable> {
+    var priority = 10
+    if let text = http.headers["apns-priority"] {
+      guard let number = Int(text) else { return .failure(Unreadable(text: "BadPriority")) }
+      priority = number
+    }
+    var expiration: Date?
+    if let text = http.headers["apns-expiration"] {
+      guard let seconds = Int64(text), seconds >= 0 else {
+        return .failure(Unreadable(text: "BadExpirationDate"))
+      }
+      expiration = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+    return .success((priority, expiration))
   }
 
   /// The HTTP answer APNs gives for `response`.

@@ -137,24 +137,12 @@ public final class CurlAPNsTransport: APNsTransport, LifecycleService {
 
   /// `POST /4/broadcasts/apps/<bundle>` with the channel's id: APNs's answer.
   public func broadcast(_ request: APNsBroadcastRequest) async throws -> APNsResponse {
-    var headers = request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    headers.append(("authorization", providerToken.authorizationHeaderValue()))
-    let reply = try await client.send(
-      HTTPClientRequest(method: "POST", path: request.path, headers: headers, body: request.payload))
-    guard let response = Self.response(reply, requestID: request.id) else {
-      throw APNsTransportError.noAnswerFromAPNs(status: reply.status)
-    }
-    return response
+    try await post(request.path, headers: request.headers, body: request.payload, id: request.id)
   }
 
   public func send(_ request: APNsRequest) async throws -> APNsResponse {
-    var headers = request.headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-    headers.append(("authorization", providerToken.authorizationHeaderValue()))
-    let reply = try await client.send(
-      HTTPClientRequest(method: "POST", path: request.path, headers: headers, body: request.payload))
-    guard let response = Self.response(reply, requestID: request.id) else {
-      throw APNsTransportError.noAnswerFromAPNs(status: reply.status)
-    }
+    let response = try await post(
+      request.path, headers: request.headers, body: request.payload, id: request.id)
     if response.status == 403 && response.reason == "ExpiredProviderToken" {
       let renewed = providerToken.invalidate()
       logger.warning(
@@ -163,6 +151,20 @@ public final class CurlAPNsTransport: APNsTransport, LifecycleService {
           "apns.token_issued_at": "\(providerToken.issuedAt.map { "\($0)" } ?? "none")",
           "renewed": "\(renewed)",
         ])
+    }
+    return response
+  }
+
+  /// POSTs to APNs with the provider token; APNs's answer, or thrown when none came.
+  private func post(_ path: String, headers: [String: String], body: [UInt8], id: String) async throws
+    -> APNsResponse
+  {
+    var fields = headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    fields.append(("authorization", providerToken.authorizationHeaderValue()))
+    let reply = try await client.send(
+      HTTPClientRequest(method: "POST", path: path, headers: fields, body: body))
+    guard let response = Self.response(reply, requestID: id) else {
+      throw APNsTransportError.noAnswerFromAPNs(status: reply.status)
     }
     return response
   }
