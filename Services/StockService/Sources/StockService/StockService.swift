@@ -116,7 +116,8 @@ public func buildStockService(
     StockController(
       commands: commands, cache: cache, catalogue: catalogue,
       cursors: PageCursorCodec(
-        sign: MessageAuthenticator(secret: configuration.jwtSecret, purpose: "grocer page cursor v1").tag),
+        authenticator: MessageAuthenticator(secret: configuration.jwtSecret, purpose: "grocer page cursor v1")
+      ),
       hubs: hubs, clock: clock, logger: logger, defaultHub: configuration.defaultHub
     ).routes)
   try router.addOpenAPIDocument(PackageResources.openapi_json)
@@ -151,4 +152,11 @@ public func loadDemoAssortment(
     store: StockStore(database: database), clock: clock, ids: ids,
     reservationTTL: configuration.reservationTTL)
   return try commands.loadDemo(DemoAssortment.generate())
+}
+
+extension PageCursorCodec {
+  /// Cursors sealed and opened by `authenticator`.
+  init(authenticator: MessageAuthenticator) {
+    self.init(seal: authenticator.seal, open: { authenticator.open($0) })
+  }
 }

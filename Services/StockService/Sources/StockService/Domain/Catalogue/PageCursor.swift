@@ -26,31 +26,26 @@ public struct PageCursor: Hashable, Sendable {
   }
 }
 
-/// Writes and reads `PageCursor`s: `base64url(payload) "." base64url(tag)`, where the tag is a
-/// MAC of the payload made by `sign` (HMAC-SHA256 with a key every replica shares, in the
-/// service), cut to 16 bytes.
+/// Writes and reads `PageCursor`s as values the app cannot alter: `seal` makes one of the
+/// payload and `open` gives the payload back only for one it made (in the service: a
+/// `MessageAuthenticator` under a key every replica shares).
 public struct PageCursorCodec: Sendable {
-  private let sign: @Sendable ([UInt8]) -> [UInt8]
+  private let seal: @Sendable ([UInt8]) -> String
+  private let open: @Sendable (String) -> [UInt8]?
 
-  static let tagLength = 16
-  static let maximumLength = 1024
   /// Fields of the payload are separated by a control character no id or query can hold.
   private static let separator: UInt8 = 0x1F
 
-  public init(sign: @escaping @Sendable ([UInt8]) -> [UInt8]) { self.sign = sign }
-
-  public func encode(_ cursor: PageCursor) -> String {
-    let payload = Self.payload(cursor)
-    return Self.base64URL(payload) + "." + Self.base64URL(tag(payload))
+  public init(seal: @escaping @Sendable ([UInt8]) -> String, open: @escaping @Sendable (String) -> [UInt8]?) {
+    self.seal = seal
+    self.open = open
   }
+
+  public func encode(_ cursor: PageCursor) -> String { seal(Self.payload(cursor)) }
 
   /// The position `text` holds for `list` at `hub`; throws `invalidCursor` for anything else.
   public func position(_ text: String, hub: HubID, list: PageCursor.List) throws(DomainError) -> String {
-    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-    guard text.utf8.count <= Self.maximumLength, parts.count == 2,
-      let payload = Self.bytes(base64URL: parts[0]), let presented = Self.bytes(base64URL: parts[1]),
-      Self.constantTimeEqual(presented, tag(payload))
-    else { throw .invalidCursor("is not one this server gave out") }
+    guard let payload = open(text) else { throw .invalidCursor("is not one this server gave out") }
     let fields = payload.split(separator: Self.separator, omittingEmptySubsequences: false).map {
       String(decoding: $0, as: UTF8.self)
     }
@@ -67,8 +62,6 @@ public struct PageCursorCodec: Sendable {
     return fields[4]
   }
 
-  private func tag(_ payload: [UInt8]) -> [UInt8] { Array(sign(payload).prefix(Self.tagLength)) }
-
   private static func payload(_ cursor: PageCursor) -> [UInt8] {
     let (kind, name) =
       switch cursor.list {
@@ -81,36 +74,6 @@ public struct PageCursorCodec: Sendable {
       bytes.append(contentsOf: field.utf8.filter { $0 != separator })
     }
     return bytes
-  }
-
-  private static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-    guard lhs.count == rhs.count, !lhs.isEmpty else { return false }
-    var difference: UInt8 = 0
-    for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
-    return difference == 0
-  }
-
-  static func base64URL(_ bytes: [UInt8]) -> String {
-    var text = Data(bytes).base64EncodedString()
-    text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-    while text.hasSuffix("=") { text.removeLast() }
-    return text
-  }
-
-  static func bytes(base64URL text: Substring) -> [UInt8]? {
-    guard !text.isEmpty, text.utf8.allSatisfy({ Self.isBase64URL($0) }) else { return nil }
-    var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    while standard.utf8.count % 4 != 0 { standard.append("=") }
-    return Data(base64Encoded: standard).map(Array.init)
-  }
-
-  private static func isBase64URL(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-      true
-    default: false
-    }
   }
 }
 
