@@ -97,7 +97,7 @@ public final class StockCommands: Sendable {
       } else {
         try store.updateCatalogueFields(next, at: now, in: db)
       }
-      try recordCatalogueChange(of: product, hub: hub, correlationID, at: now, db)
+      try recordCatalogueChange(of: product, hub: hub, correlationID, db)
       try publish(next, reason: reason, correlationID, at: now, db)
       return (next.stocked, change == .created, next.stocked.movement)
     }

@@ -56,10 +56,8 @@ extension StockCommands {
   /// Inside a product's write: checks its category against the hub's tree, indexes it for
   /// search, and raises the hub's catalogue version with its `catalogue.changed`.
   func recordCatalogueChange(
-    of product: Product, hub: HubID, _ correlationID: String?, at now: Date, _ db: any SQLConnection
-  )
-    throws
-  {
+    of product: Product, hub: HubID, _ correlationID: String?, _ db: any SQLConnection
+  ) throws {
     let layout = try store.catalogueLayout(hub: hub, in: db)
     if let category = product.category, !layout.tree.contains(category) {
       throw StockStoreError.domain(.unknownCategory(category))
@@ -71,9 +69,7 @@ extension StockCommands {
 
   /// Raises `hub`'s catalogue version with its `catalogue.changed`, for a change stored apart
   /// from the tree and home (its delivery area).
-  func raiseCatalogueVersion(hub: HubID, _ correlationID: String?, at now: Date, _ db: any SQLConnection)
-    throws
-  {
+  func raiseCatalogueVersion(hub: HubID, _ correlationID: String?, _ db: any SQLConnection) throws {
     let layout = try store.catalogueLayout(hub: hub, in: db)
     try saveCatalogue(
       hub: hub, tree: layout.tree, home: layout.home, after: layout.version, correlationID, db)

@@ -13,7 +13,7 @@ extension StockCommands {
       guard try store.hubExists(hub, in: db) else { return nil }
       let now = clock.now()
       try store.saveDeliveryArea(area, hub: hub, at: now, in: db)
-      try raiseCatalogueVersion(hub: hub, correlationID, at: now, db)
+      try raiseCatalogueVersion(hub: hub, correlationID, db)
       return area
     }
   }
