@@ -28,12 +28,13 @@ public enum GrocerCommand: Sendable {
   public static let simulateUsage = SimulatorCommand.usage
 
   public static let loadUsage = """
-    usage: grocer load push [--orders N] [--rate N] [--seconds N] [--budget N] [--chart FILE]
+    usage: grocer load push [--orders N] [--rate N] [--seconds N] [--budget N] [--starts N] [--chart FILE]
            grocer load stock|cart|order|tracking|outbox-relay|push-bench|catalogue
 
     push: the push load tool: a NotifyGateway with its APNs simulator in
     this process, fed through the broker; --orders activities (2000), --rate tracking.updated per
-    second (1000), --seconds (60), --budget priority-10 pushes per hour (12), --chart an SVG.
+    second (1000), --seconds (60), --budget priority-10 pushes per hour (12), --starts orders
+    confirmed over the run that the gateway starts by push-to-start (0), --chart an SVG.
     The others print the benchmark's command (Benchmarks/README.md; `make bench` runs them all).
     """
 
@@ -101,7 +102,8 @@ public enum GrocerCommand: Sendable {
     let rest = Array(arguments.dropFirst())
     if what == "push" {
       let parsed = try ParsedArguments(
-        rest, options: ["--orders", "--rate", "--seconds", "--budget", "--chart"], usage: loadUsage)
+        rest, options: ["--orders", "--rate", "--seconds", "--budget", "--starts", "--chart"],
+        usage: loadUsage)
       guard parsed.positional.isEmpty else {
         throw UsageError("unexpected argument \(parsed.positional[0])", usage: loadUsage)
       }
@@ -114,6 +116,12 @@ public enum GrocerCommand: Sendable {
           throw UsageError("--budget needs a whole number from 0, got \(budget)", usage: loadUsage)
         }
         options.hourlyBudget = value
+      }
+      if let starts = parsed.options["--starts"] {
+        guard let value = Int(starts), value >= 0 else {
+          throw UsageError("--starts needs a whole number from 0, got \(starts)", usage: loadUsage)
+        }
+        options.starts = value
       }
       options.chartPath = parsed.options["--chart"]
       return .loadPush(options)

@@ -29,7 +29,7 @@ public enum GrocerOps {
       area which <lat> <lng>      print the hub that delivers to a point (or outOfArea)
       simulate [--orders N] [--speedup F] [--hub ID] [--sku SKU] [--quantity N] [--base-url URL]
                                   drive orders from placed to delivered through the gateway
-      load push [--orders N] [--rate N] [--seconds N] [--budget N] [--chart FILE]
+      load push [--orders N] [--rate N] [--seconds N] [--budget N] [--starts N] [--chart FILE]
                                   the push load tool (a NotifyGateway in this process, real broker)
       seed-bench tracking --orders N [--hub ID] [--prefix P]
                                   create N synthetic tracked orders in GROCER_DATA_DIR (Benchmarks/tracking)

@@ -16,6 +16,8 @@ import Synchronization
 /// budget), every tenth a rider-only move (no push) — and reports what came out of the
 /// simulator: pushes per second, event-to-push latency percentiles, downgrades, coalesced and
 /// dropped updates, APNs answers by reason, memory; as text and as an SVG chart over time.
+/// With `starts`, as many orders are confirmed over the run without an activity token, each to a
+/// device with a push-to-start token: their start pushes (and confirmation alerts) mix in.
 public final class PushLoadTool: Sendable {
   public struct Options: Sendable {
     public var orders = 2000
@@ -23,6 +25,8 @@ public final class PushLoadTool: Sendable {
     public var rate = 1000
     public var seconds = 60
     public var hourlyBudget = 12
+    /// Orders confirmed over the run that the gateway starts by push (each on a device of its own).
+    public var starts = 0
     /// Where `push-load.svg` goes (nil: no chart).
     public var chartPath: String?
     public var settings: Settings
@@ -47,6 +51,8 @@ public final class PushLoadTool: Sendable {
     public var coalesced = 0
     public var dropped = 0
     public var answers: [String: Int] = [:]
+    /// Start pushes APNs accepted, of `options.starts`.
+    public var startsDelivered = 0
     public var peakMemoryMB = 0.0
     public var timeline: [Second] = []
 
@@ -59,7 +65,7 @@ public final class PushLoadTool: Sendable {
     public var description: String {
       func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
       return """
-        push load: \(options.orders) activities, \(options.rate) tracking.updated/s for \(options.seconds) s
+        push load: \(options.orders) activities, \(options.rate) tracking.updated/s for \(options.seconds) s, \(options.starts) started by push
           events published     \(published)
           pushes delivered     \(pushes) (\(String(format: "%.0f", Double(pushes) / max(seconds, 0.001))) /s over \(String(format: "%.1f", seconds)) s)
           event → push         p50 \(ms(percentile(0.5)))  p95 \(ms(percentile(0.95)))  p99 \(ms(percentile(0.99)))  max \(ms(latencies.max() ?? 0))
@@ -67,6 +73,7 @@ public final class PushLoadTool: Sendable {
           coalesced            \(coalesced)
           dropped              \(dropped)
           APNs answers         \(answers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+          start pushes         \(startsDelivered) of \(options.starts)
           peak memory          \(String(format: "%.0f", peakMemoryMB)) MB
         """
     }
@@ -88,6 +95,7 @@ public final class PushLoadTool: Sendable {
     configuration.hourlyBudget = options.hourlyBudget
     configuration.queueExpiry = 600
     configuration.simulatorBurst = 1000
+    configuration.liveActivityStartAfter = 1
     defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
 
     let seen = Observations()
@@ -166,6 +174,18 @@ public final class PushLoadTool: Sendable {
         == orders.count
     }
     guard registered else { throw LoadError(description: "the activities did not all arrive within 60 s") }
+    // The devices whose orders the gateway starts by push: one start token each.
+    let startOrders = (0..<options.starts).map { "load-\(unique)-start-\($0)" }
+    let startTokens = startOrders.indices.map {
+      String(format: "5%015x", $0) + String(repeating: "cd", count: 40)
+    }
+    try await app.store.database.onWriterQueue {
+      for (index, token) in startTokens.enumerated() {
+        let device = String(format: "%016x", index) + String(repeating: "ef", count: 24)
+        try app.commands.registerDevice(device, user: "su-\(unique)-\(index)")
+        try app.commands.setStartToken(token, device: device, user: "su-\(unique)-\(index)")
+      }
+    }
 
     // The timed run: a tick every 10 ms publishes what is due by then (open loop).
     var report = Report(options: options)
@@ -178,6 +198,7 @@ public final class PushLoadTool: Sendable {
     var lastPushes = 0
     var lastPublished = 0
     var lastSamples = 0
+    var startsSent = 0
     while published < total {
       let elapsed = Self.seconds(ContinuousClock.now - start)
       let due = min(total, Int(elapsed * Double(options.rate)))
@@ -188,6 +209,11 @@ public final class PushLoadTool: Sendable {
         versions[index] += 1
         batch.append(update(orders[index], version: versions[index], base: now))
         published += 1
+        // The starts spread evenly over the run.
+        while startsSent < startOrders.count && startsSent * total <= published * startOrders.count {
+          batch.append(try confirmed(startOrders[startsSent], user: "su-\(unique)-\(startsSent)"))
+          startsSent += 1
+        }
       }
       if !batch.isEmpty {
         let sentAt = ContinuousClock.now
@@ -210,11 +236,15 @@ public final class PushLoadTool: Sendable {
       try await Task.sleep(for: .milliseconds(10))
     }
     // Drain: everything published is consumed and handled.
-    let expected = published + orders.count
+    let expected = published + orders.count + startsSent
     let consumed = Self.counter(
       metrics, "events_consumed_total", labels: [("queue", configuration.serviceName)])
     _ = await Self.eventually(seconds: 30) {
       (try? store.pendingCount()) == 0 && consumed.value >= expected
+        && (try? store.database.read { try $0.queryOne("SELECT count(*) FROM starts")?.int(0) }) == 0
+    }
+    report.startsDelivered = startTokens.reduce(0) { total, token in
+      total + (app.simulator?.received(by: token).filter { $0.status == 200 }.count ?? 0)
     }
     // Until the last push was answered (not the drain's polling after it).
     report.seconds = Self.seconds(seen.lastPush.withLock { $0 } - start)
@@ -255,6 +285,16 @@ public final class PushLoadTool: Sendable {
       payloadJSON: TrackingUpdated(
         userId: "u-\(order)", hub: "h1", snapshot: snapshot, changed: changed, previousStatus: stage
       ).jsonBytes)
+  }
+
+  /// `order.confirmed` of an order no app started an activity for.
+  private func confirmed(_ order: String, user: String) throws -> OutgoingMessage {
+    try EventEnvelope.message(
+      id: "\(order)-confirmed", type: OrderEventType.confirmed, occurredAt: Date(), source: "push-load",
+      correlationId: nil, subject: EventSubject.order(order), sequence: 1,
+      payload: OrderConfirmed(
+        orderId: order, userId: user, hub: "h1", cartVersion: 1, lines: [], totals: .zero("EUR"),
+        deliverTo: GeoPoint(lat: 52.53, lng: 13.41), paymentId: "pay-\(order)", placedAt: Date()))
   }
 
   /// What the gateway tells the tool as pushes are answered.
