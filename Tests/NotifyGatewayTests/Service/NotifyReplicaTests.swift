@@ -81,6 +81,55 @@ import Testing
     #expect(try a.app.store.pendingCount() == 0)
   }
 
+  /// Push-to-start on two replicas at once: each order is started once, on each of its devices,
+  /// and each device's budget counts the starts of both.
+  @Test func twoReplicasStartEachOrderOnce() async throws {
+    let location = try TestEngine.postgres.freshLocation("notify")
+    defer { location.remove() }
+    let transport = SlowTransport(delay: .milliseconds(20))
+    let clock = ManualClock()
+    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
+    let a = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
+    let b = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let starts = (0..<6).map { PushToStartTests.startToken($0) }
+    for (index, start) in starts.enumerated() {
+      try a.app.commands.registerDevice(NotifyFixture.deviceToken(index), user: "u\(index)")
+      try a.app.commands.setStartToken(start, device: NotifyFixture.deviceToken(index), user: "u\(index)")
+      for order in 0..<2 {
+        try (order == 0 ? a : b).app.commands.orderConfirmed(
+          OrderConfirmed(
+            orderId: "o\(index)-\(order)", userId: "u\(index)", hub: "h1", cartVersion: 1, lines: [],
+            totals: .zero("EUR"), deliverTo: nil, paymentId: "p", placedAt: clock.now()),
+          occurredAt: clock.now(), correlationID: nil, messageID: "m\(index)-\(order)", consumer: queue)
+      }
+    }
+    clock.advance(by: 21)
+    async let first: Void = a.deliver()
+    async let second: Void = b.deliver()
+    _ = await (first, second)
+    for start in starts { #expect(transport.count(start) == 2, "two orders, one start each") }
+    for index in starts.indices {
+      #expect(transport.count(NotifyFixture.deviceToken(index)) == 2, "the two confirmation alerts")
+    }
+    // A third order within the hour: the device's budget (3) counts both replicas' starts.
+    for index in starts.indices {
+      for order in 2..<4 {
+        try b.app.commands.orderConfirmed(
+          OrderConfirmed(
+            orderId: "o\(index)-\(order)", userId: "u\(index)", hub: "h1", cartVersion: 1, lines: [],
+            totals: .zero("EUR"), deliverTo: nil, paymentId: "p", placedAt: clock.now()),
+          occurredAt: clock.now(), correlationID: nil, messageID: "m\(index)-\(order)", consumer: queue)
+      }
+    }
+    clock.advance(by: 21)
+    async let third: Void = a.deliver()
+    async let fourth: Void = b.deliver()
+    _ = await (third, fourth)
+    for start in starts { #expect(transport.count(start) == 3, "the budget of three an hour") }
+  }
+
   @Test func aReplicaThatStoppedMidRoundHasItsClaimsTakenOverOnceTheyRunOut() async throws {
     let location = try TestEngine.postgres.freshLocation("notify")
     defer { location.remove() }

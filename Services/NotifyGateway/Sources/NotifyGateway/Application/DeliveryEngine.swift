@@ -150,8 +150,10 @@ public final class DeliveryEngine: LifecycleService {
     let endings: [@Sendable () async -> Record] = due.2.map { activity in
       { @Sendable in await self.end(activity) }
     }
-    let starts: [@Sendable () async -> Record] = due.3.map { start in
-      { @Sendable in await self.start(start) }
+    // One job per customer, their orders in turn: each device's budget sees the starts before.
+    let starts: [@Sendable () async -> Record] = Dictionary(grouping: due.3, by: \.userId).values.map {
+      orders in
+      { @Sendable in await self.start(orders) }
     }
     let notices: [@Sendable () async -> Record] = due.4.map { notice in
       { @Sendable in await self.broadcast(notice) }
@@ -184,7 +186,8 @@ public final class DeliveryEngine: LifecycleService {
             case .alert(let alert, let outcome, let ended): try self.record(outcome, of: alert, ended: ended)
             case .ending(let activity, let outcome, let ended):
               try self.record(outcome, ofEnding: activity, ended: ended)
-            case .starting(let start, let devices): try self.record(devices, of: start)
+            case .starting(let orders):
+              for (start, devices) in orders { try self.record(devices, of: start) }
             case .notice(let notice, let outcome, let channel, let ended):
               try self.record(outcome, of: notice, newChannel: channel, ended: ended)
             }
@@ -207,7 +210,7 @@ public final class DeliveryEngine: LifecycleService {
     /// The end of an activity near its eight hours (`PushPolicy.endAtLimit`).
     case ending(NotifyStore.AgingActivity, PushDelivery.UpdateOutcome, ended: PushOutcome?)
     /// What push-to-start did on each of the customer's devices.
-    case starting(NotifyStore.DueStart, [StartOnDevice])
+    case starting([(NotifyStore.DueStart, [StartOnDevice])])
     /// A hub notice's broadcast, with the hub's channel when it was created for it.
     case notice(NotifyStore.DueNotice, NoticeOutcome, newChannel: String?, ended: PushOutcome?)
   }
@@ -463,10 +466,26 @@ public final class DeliveryEngine: LifecycleService {
         latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt))
   }
 
+  /// Starts one customer's due orders in turn, each device's starts carried from one order to the
+  /// next, so its budget counts them all.
+  private func start(_ orders: [NotifyStore.DueStart]) async -> Record {
+    var recent: [String: [Date]] = [:]
+    var results: [(NotifyStore.DueStart, [StartOnDevice])] = []
+    for var due in orders {
+      for index in due.devices.indices {
+        if let known = recent[due.devices[index].token] { due.devices[index].recentStarts = known }
+      }
+      let devices = await start(due)
+      for device in devices { recent[device.device.token] = device.recentStarts }
+      results.append((due, devices))
+    }
+    return .starting(results)
+  }
+
   /// Starts the order's Live Activity on each device with a start token, as the start policy
   /// says: a start push (`event: start`, the order's newest content), an alert when the device's
   /// starts are used up, nothing when the app started it meanwhile.
-  private func start(_ due: NotifyStore.DueStart) async -> Record {
+  private func start(_ due: NotifyStore.DueStart) async -> [StartOnDevice] {
     let now = clock.now()
     let content =
       due.snapshot.map(LiveActivityContent.init)
@@ -512,7 +531,7 @@ public final class DeliveryEngine: LifecycleService {
       }
       results.append(result)
     }
-    return .starting(due, results)
+    return results
   }
 
   /// Broadcasts a hub notice to the hub's channel, creating the channel on first use (message
