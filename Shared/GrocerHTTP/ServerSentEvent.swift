@@ -14,6 +14,11 @@ public enum ServerSentEvent {
     return out
   }
 
+  /// An event of type `name` without an `id:` (the client's last event id stays as it was).
+  public static func event(named name: String, data: [UInt8]) -> [UInt8] {
+    Array("event: \(name)\ndata: ".utf8) + data + Array("\n\n".utf8)
+  }
+
   /// A comment (a heartbeat: proxies and clients see the connection is alive).
   public static func comment(_ text: String) -> [UInt8] { Array(": \(text)\n\n".utf8) }
 

@@ -51,6 +51,27 @@ import Testing
     #expect(try await fixture.tracking("o1").notice == nil)
   }
 
+  /// An open stream gets the hub's notice as an event of its own, without an id, between
+  /// versions; a stream of another hub's order does not.
+  @Test func openStreamsAtTheHubGetTheNoticeAsAnEventOfItsOwn() async throws {
+    let fixture = try TrackingFixture()
+    try fixture.place("o1")
+    try fixture.place("o2", hub: "h2")
+    let here = try await fixture.stream("o1")
+    let there = try await fixture.stream("o2")
+    #expect(await here.read { $0.contains("id: 1\n") })
+    _ = try fixture.app.commands.recordNotice(
+      notice(fixture, "Rain"), sequence: 1, messageID: "n1", consumer: "t")
+    #expect(await here.read { $0.contains("event: notice\n") })
+    let event = try #require(here.events.first { $0["event"] == "notice" })
+    #expect(event["id"] == nil && event["data"]?.contains(#""title":"Rain""#) == true)
+    _ = await fixture.status("o1", #"{"status":"picking"}"#)
+    #expect(await here.read { $0.contains("id: 2\n") })
+    #expect(here.events.compactMap { $0["id"] } == ["1", "2"])
+    there.drain()
+    #expect(!there.text.contains("event: notice"))
+  }
+
   @Test func aNoticeOnTheBrokerReachesTheSnapshot() async throws {
     let fixture = try TrackingFixture()
     try await fixture.start()

@@ -177,7 +177,12 @@ public final class TrackingCommands: Sendable {
       guard try store.claim(messageID: messageID, consumer: consumer, at: now, in: db),
         try store.saveNotice(notice, sequence: sequence, in: db)
       else { return false }
-      store.database.afterCommit { notices.take(notice, sequence: sequence) }
+      let (streams, clock) = (self.streams, self.clock)
+      store.database.afterCommit {
+        if notices.take(notice, sequence: sequence) {
+          streams.noticeChanged(hub: notice.hub, at: clock.now())
+        }
+      }
       return true
     }
   }

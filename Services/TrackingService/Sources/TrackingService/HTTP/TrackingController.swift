@@ -79,7 +79,7 @@ struct TrackingController: Sendable {
     guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
       TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
-    let stream = commands.streams.open(id, after: after)
+    let stream = commands.streams.open(id, hub: record.hub, after: after)
     // Read again once the stream listens, so a version committed in between is not missed.
     let current = try await Self.storage { try await runBlocking { try commands.store.record(id) } } ?? record
     commands.streams.publish(current, at: clock.now())

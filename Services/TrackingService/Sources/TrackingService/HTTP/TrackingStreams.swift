@@ -15,11 +15,22 @@ public final class TrackingStreams: Sendable {
   /// One open stream and the last version it sent.
   final class Subscriber: Sendable {
     let stream: HTTPBodyStream
+    let hub: HubID
     private let lastSent: Mutex<Int64>
 
-    init(stream: HTTPBodyStream, after version: Int64) {
+    init(stream: HTTPBodyStream, hub: HubID, after version: Int64) {
       self.stream = stream
+      self.hub = hub
       self.lastSent = Mutex(version)
+    }
+
+    /// A hub notice as an event of its own (`event: notice`, no `id:`: it is not a version, so
+    /// the client's `Last-Event-ID` stays its snapshot's).
+    func offer(notice: HubNoticeView?) {
+      lastSent.withLock { _ in
+        let data = (try? JSON.encode(notice)).map { Array($0) } ?? Array("null".utf8)
+        stream.write(ServerSentEvent.event(named: "notice", data: data))
+      }
     }
 
     /// Sends `reply` if it is newer than what was sent, and ends the stream at a final state;
@@ -51,9 +62,11 @@ public final class TrackingStreams: Sendable {
 
   /// A new stream of `orderId` that sends versions after `version`, told to reconnect after
   /// `retry` seconds; it is forgotten when it ends.
-  public func open(_ orderId: String, after version: Int64, retry: TimeInterval = 5) -> HTTPBodyStream {
+  public func open(_ orderId: String, hub: HubID, after version: Int64, retry: TimeInterval = 5)
+    -> HTTPBodyStream
+  {
     let stream = HTTPBodyStream()
-    let subscriber = Subscriber(stream: stream, after: version)
+    let subscriber = Subscriber(stream: stream, hub: hub, after: version)
     let key = ObjectIdentifier(subscriber)
     byOrder.withLock { $0[orderId, default: [:]][key] = subscriber }
     openCount.add(1, ordering: .relaxed)
@@ -72,6 +85,14 @@ public final class TrackingStreams: Sendable {
   public func publish(_ reply: TrackingSnapshot) {
     guard let subscribers = byOrder.withLock({ $0[reply.orderId].map { Array($0) } }) else { return }
     for (key, subscriber) in subscribers where subscriber.offer(reply) { forget(reply.orderId, key) }
+  }
+
+  /// The hub's notice changed: every open stream of an order at that hub gets it (the streams
+  /// of finished orders are closed already).
+  public func noticeChanged(hub: HubID, at now: Date) {
+    let view = notices.view(hub: hub, status: .picking, at: now)
+    let subscribers = byOrder.withLock { $0.values.flatMap { $0.values }.filter { $0.hub == hub } }
+    for subscriber in subscribers { subscriber.offer(notice: view) }
   }
 
   /// A comment on every stream; returns how many are open after it.
