@@ -39,23 +39,23 @@ public final class DeliveryEngine: LifecycleService {
 
   /// Each push's `apns-id` (a lowercase UUID, as APNs wants): drawn with `getrandom`, where
   /// Foundation's `UUID()` opens and reads `/dev/urandom` on every call on Linux.
-  private static let apnsIDs = RandomIDs()
+  static let apnsIDs = RandomIDs()
   /// The push outcome events' ids.
   private let eventIDs: any IDGenerator
-  private let store: NotifyStore
-  private let transport: any APNsTransport
-  private let policy: PushPolicy
-  private let options: Options
-  private let clock: any WallClock
-  private let logger: Logger
+  let store: NotifyStore
+  let transport: any APNsTransport
+  let policy: PushPolicy
+  let options: Options
+  let clock: any WallClock
+  let logger: Logger
   private let wakeSignal = WakeSignal()
   private let loop = BackgroundLoop()
   private let lastPurge = Mutex<ContinuousClock.Instant?>(nil)
-  private let lastSweep = Mutex<Date?>(nil)
+  let lastSweep = Mutex<Date?>(nil)
   private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
   private let metrics: MetricsRegistry
   private let downgrades: Counter
-  private let dropped: Counter
+  let dropped: Counter
   private let latency: Histogram
 
   public init(
@@ -215,65 +215,6 @@ public final class DeliveryEngine: LifecycleService {
     case notice(NotifyStore.DueNotice, NoticeOutcome, newChannel: String?, ended: PushOutcome?)
   }
 
-  /// How a notice's broadcast ended.
-  enum NoticeOutcome: Sendable, Hashable {
-    case sent
-    case failed
-    case retry(at: Date)
-  }
-
-  /// Records a notice's broadcast: sent, failed for good, or due again; keeps a new channel.
-  func record(
-    _ outcome: NoticeOutcome, of due: NotifyStore.DueNotice, newChannel: String?, ended: PushOutcome?
-  ) throws {
-    let store = self.store
-    let now = clock.now()
-    try store.database.write { db in
-      try self.publish(ended, correlationID: due.correlationID, in: db)
-      if let newChannel { try store.saveChannel(newChannel, hub: due.notice.hub, at: now, in: db) }
-      switch outcome {
-      case .sent: try store.finishNotice(due.notice.noticeId, state: "sent", in: db)
-      case .failed: try store.finishNotice(due.notice.noticeId, state: "failed", in: db)
-      case .retry(let at): try store.retryNotice(due.notice.noticeId, at: at, in: db)
-      }
-    }
-  }
-
-  /// One device's part of a push-to-start: its starts afterwards, an alert instead, the start
-  /// push's answer, whether its start token is gone.
-  struct StartOnDevice: Sendable {
-    var device: NotifyStore.StartDevice
-    var recentStarts: [Date]
-    var alertInstead = false
-    var ended: PushOutcome?
-    var tokenGone = false
-  }
-
-  /// Records a push-to-start: each device's budget, alerts instead, answers, start tokens gone;
-  /// the order waits no more.
-  func record(_ devices: [StartOnDevice], of start: NotifyStore.DueStart) throws {
-    let store = self.store
-    let now = clock.now()
-    try store.database.write { db in
-      for result in devices {
-        try self.publish(result.ended, correlationID: start.correlationID, in: db)
-        if result.recentStarts != result.device.recentStarts {
-          try store.saveStartTimes(result.recentStarts, device: result.device.token, in: db)
-        }
-        if result.tokenGone {
-          try store.forgetStartToken(result.device.startToken, device: result.device.token, in: db)
-        }
-        if result.alertInstead {
-          try store.queueAlert(
-            .followInApp, device: result.device.token, user: start.userId, orderId: start.orderId,
-            occurredAt: now,
-            correlationID: start.correlationID, at: now, expiresAt: now + self.options.alertLifetime, in: db)
-        }
-      }
-      try store.finishStart(start.orderId, in: db)
-    }
-  }
-
   /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the
   /// activity's state is kept, and the newer one stays pending), and publishes a final answer.
   func record(_ outcome: PushDelivery.UpdateOutcome, of update: NotifyStore.DueUpdate, ended: PushOutcome?)
@@ -303,30 +244,6 @@ public final class DeliveryEngine: LifecycleService {
     }
   }
 
-  /// Records how the end of an aging activity went: ended (or, refused for good, given up as
-  /// ended), tried again at the next sweep, or its token gone.
-  func record(
-    _ outcome: PushDelivery.UpdateOutcome, ofEnding activity: NotifyStore.AgingActivity, ended: PushOutcome?
-  ) throws {
-    let store = self.store
-    let sender = options.sender
-    try store.database.write { db in
-      try self.publish(ended, correlationID: nil, in: db)
-      try store.releaseActivity(activity.orderId, sender: sender, in: db)
-      switch outcome {
-      case .handled(let state):
-        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
-      case .retry: break
-      case .dropped:
-        var state = activity.state
-        state.ended = true
-        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
-      case .tokenGone:
-        try store.forgetActivityToken(activity.orderId, token: activity.token, in: db)
-      }
-    }
-  }
-
   /// Records how an alert ended: done (delivered, dropped), retried later, or its device gone.
   func record(_ outcome: PushDelivery.AlertOutcome, of alert: NotifyStore.DueAlert, ended: PushOutcome?)
     throws
@@ -346,7 +263,7 @@ public final class DeliveryEngine: LifecycleService {
 
   /// `push.delivered` (APNs said 200) or `push.failed` into the outbox, with the request id of
   /// what caused the push.
-  private func publish(_ ended: PushOutcome?, correlationID: String?, in db: any SQLConnection) throws {
+  func publish(_ ended: PushOutcome?, correlationID: String?, in db: any SQLConnection) throws {
     guard let ended else { return }
     try store.append(
       ended.message(id: eventIDs.next(), delivered: ended.status == 200, correlationId: correlationID), in: db
@@ -436,178 +353,6 @@ public final class DeliveryEngine: LifecycleService {
     max(0, Int((end.timeIntervalSince(start) * 1000).rounded()))
   }
 
-  /// Ends an activity near its eight hours with what it shows and an alert that the order is
-  /// still being handled.
-  private func end(_ activity: NotifyStore.AgingActivity) async -> Record {
-    let now = clock.now()
-    guard let (push, next) = policy.endAtLimit(activity.state, now: now), let shown = activity.state.shown
-    else {
-      return .ending(activity, .retry(at: now), ended: nil)
-    }
-    let request = APNsRequest(
-      token: activity.token, pushType: .liveactivity, topic: options.bundleID + APNsRules.liveActivitySuffix,
-      priority: push.priority, expiration: now + policy.endingMargin, id: Self.apnsIDs.next(),
-      payload: PushPayloads.liveActivity(
-        shown, event: .end, alert: push.alert, timestamp: push.timestamp, relevance: push.relevance))
-    let response = await send(request)
-    count(request, response)
-    let answer = Self.answer(response)
-    let outcome = PushDelivery.outcome(
-      of: answer, next: next, attempts: 0, expiresAt: now + policy.endingMargin, now: clock.now(), jitter: 1)
-    if case .retry = outcome { return .ending(activity, outcome, ended: nil) }
-    let answeredAt = clock.now()
-    return .ending(
-      activity, outcome,
-      ended: PushOutcome(
-        pushId: request.id, tokenKind: .liveActivity, token: activity.token, orderId: activity.orderId,
-        userId: activity.userId, pushType: APNsRequest.PushType.liveactivity.rawValue, event: "end",
-        version: activity.state.lastVersion, priority: push.priority, status: response?.status,
-        reason: response?.reason ?? (response == nil ? "NoAnswer" : nil),
-        latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt))
-  }
-
-  /// Starts one customer's due orders in turn, each device's starts carried from one order to the
-  /// next, so its budget counts them all.
-  private func start(_ orders: [NotifyStore.DueStart]) async -> Record {
-    var recent: [String: [Date]] = [:]
-    var results: [(NotifyStore.DueStart, [StartOnDevice])] = []
-    for var due in orders {
-      for index in due.devices.indices {
-        if let known = recent[due.devices[index].token] { due.devices[index].recentStarts = known }
-      }
-      let devices = await start(due)
-      for device in devices { recent[device.device.token] = device.recentStarts }
-      results.append((due, devices))
-    }
-    return .starting(results)
-  }
-
-  /// Starts the order's Live Activity on each device with a start token, as the start policy
-  /// says: a start push (`event: start`, the order's newest content), an alert when the device's
-  /// starts are used up, nothing when the app started it meanwhile.
-  private func start(_ due: NotifyStore.DueStart) async -> [StartOnDevice] {
-    let now = clock.now()
-    let content =
-      due.snapshot.map(LiveActivityContent.init)
-      ?? LiveActivityContent(
-        status: TrackingStatus.placed.rawValue, etaEarliest: nil, etaLatest: nil, riderFirstName: nil)
-    let timestamp =
-      due.snapshot.map { LiveActivityContent.seconds($0.generatedAt) } ?? LiveActivityContent.seconds(now)
-    let relevance = due.snapshot.map(LiveActivityRelevance.score) ?? 100
-    var results: [StartOnDevice] = []
-    for device in due.devices {
-      let (decision, recent) = options.start.decide(
-        hasActivity: due.hasActivity, recent: device.recentStarts, now: now)
-      var result = StartOnDevice(device: device, recentStarts: recent)
-      switch decision {
-      case .notNeeded: continue
-      case .alertInstead: result.alertInstead = true
-      case .start:
-        let request = APNsRequest(
-          token: device.startToken, pushType: .liveactivity,
-          topic: options.bundleID + APNsRules.liveActivitySuffix, priority: 10,
-          expiration: now + options.alertLifetime, id: Self.apnsIDs.next(),
-          payload: PushPayloads.liveActivityStart(
-            content, orderId: due.orderId, hub: due.hub, alert: .orderConfirmed, timestamp: timestamp,
-            relevance: relevance))
-        let response = await send(request)
-        count(request, response)
-        let answer = Self.answer(response)
-        // Not started: the start does not count against the budget, and the device is told
-        // where to follow the order instead.
-        if answer != .delivered {
-          result.recentStarts = device.recentStarts
-          result.alertInstead = answer != .tokenGone
-        }
-        result.tokenGone = answer == .tokenGone
-        let answeredAt = clock.now()
-        result.ended = PushOutcome(
-          pushId: request.id, tokenKind: .pushToStart, token: device.startToken, orderId: due.orderId,
-          userId: due.userId, pushType: APNsRequest.PushType.liveactivity.rawValue, event: "start",
-          version: due.snapshot?.version, priority: 10, status: response?.status,
-          reason: response?.reason ?? (response == nil ? "NoAnswer" : nil),
-          latencyMs: Self.milliseconds(from: now, to: answeredAt), answeredAt: answeredAt,
-          staleDate: answer == .delivered ? PushPayloads.staleDate(event: .start, timestamp: timestamp) : nil)
-      }
-      results.append(result)
-    }
-    return results
-  }
-
-  /// Broadcasts a hub notice to the hub's channel, creating the channel on first use (message
-  /// storage on: a device offline meanwhile gets the newest when it comes back).
-  private func broadcast(_ due: NotifyStore.DueNotice) async -> Record {
-    let now = clock.now()
-    let notice = due.notice
-    func ended(_ request: APNsBroadcastRequest?, channel: String, _ status: Int?, _ reason: String?)
-      -> PushOutcome
-    {
-      let answeredAt = clock.now()
-      return PushOutcome(
-        pushId: request?.id ?? Self.apnsIDs.next(), tokenKind: .channel, token: channel, orderId: "",
-        userId: "",
-        pushType: APNsRequest.PushType.liveactivity.rawValue, event: LiveActivityEvent.update.rawValue,
-        priority: 10, status: status, reason: reason,
-        latencyMs: Self.milliseconds(from: notice.postedAt, to: answeredAt), answeredAt: answeredAt)
-    }
-    func after(_ answer: PushDelivery.Answer) -> NoticeOutcome {
-      switch answer {
-      case .delivered: return .sent
-      case .tryAgain:
-        return PushDelivery.retryTime(
-          attempts: due.attempts, expiresAt: notice.expiresAt, now: clock.now(), jitter: jitter()
-        )
-        .map { .retry(at: $0) } ?? .failed
-      case .refused, .tokenGone: return .failed
-      }
-    }
-    guard HubNoticeRules.isWorthBroadcasting(notice, at: now) else {
-      return .notice(
-        due, .failed, newChannel: nil, ended: ended(nil, channel: due.channelID ?? "", nil, "Expired"))
-    }
-    var newChannel: String?
-    let channel: String
-    if let existing = due.channelID {
-      channel = existing
-    } else {
-      let created = try? await transport.createChannel(
-        APNsChannelRequest(bundleID: options.bundleID, storagePolicy: 1, id: Self.apnsIDs.next()))
-      guard let created, created.status == 201, let id = created.channelID else {
-        let answer = Self.answer(created.map { APNsResponse(status: $0.status, reason: $0.reason) })
-        let outcome = after(answer)
-        let final: PushOutcome? =
-          if case .retry = outcome { nil } else {
-            ended(nil, channel: "", created?.status, created?.reason ?? "NoAnswer")
-          }
-        return .notice(due, outcome, newChannel: nil, ended: final)
-      }
-      channel = id
-      newChannel = id
-    }
-    let request = APNsBroadcastRequest(
-      channelID: channel, bundleID: options.bundleID, priority: 10, expiration: notice.expiresAt,
-      id: Self.apnsIDs.next(),
-      payload: PushPayloads.hubNotice(notice, timestamp: LiveActivityContent.seconds(now)))
-    let response = try? await transport.broadcast(request)
-    let outcome = after(Self.answer(response))
-    if case .retry = outcome { return .notice(due, outcome, newChannel: newChannel, ended: nil) }
-    return .notice(
-      due, outcome, newChannel: newChannel,
-      ended: ended(
-        request, channel: channel, response?.status, response?.reason ?? (response == nil ? "NoAnswer" : nil))
-    )
-  }
-
-  /// Whether the aging sweep is due at `now` (every `sweepInterval` by the engine's clock), noting
-  /// that it runs.
-  private func sweepIsDue(_ now: Date) -> Bool {
-    lastSweep.withLock { last in
-      guard last.map({ now.timeIntervalSince($0) >= options.sweepInterval }) ?? true else { return false }
-      last = now
-      return true
-    }
-  }
-
   // MARK: - Alerts
 
   private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
@@ -644,7 +389,7 @@ public final class DeliveryEngine: LifecycleService {
   // MARK: - Helpers
 
   /// The transport's answer; nil when none came (counted, retried like a 5xx).
-  private func send(_ request: APNsRequest) async -> APNsResponse? {
+  func send(_ request: APNsRequest) async -> APNsResponse? {
     do { return try await transport.send(request) } catch {
       logger.warning("no answer from APNs", ["error": "\(error)"])
       return nil
@@ -662,9 +407,9 @@ public final class DeliveryEngine: LifecycleService {
   }
 
   /// A random factor for the next retry's wait (`PushDelivery.jitter`).
-  private func jitter() -> Double { PushDelivery.jitter(random.withLock { $0.next() }) }
+  func jitter() -> Double { PushDelivery.jitter(random.withLock { $0.next() }) }
 
-  private func count(_ request: APNsRequest, _ response: APNsResponse?) {
+  func count(_ request: APNsRequest, _ response: APNsResponse?) {
     let result = response.map { $0.status == 200 ? "ok" : ($0.reason ?? "\($0.status)") } ?? "noAnswer"
     metrics.counter(
       "pushes_total", help: "Pushes by type, priority and APNs result.",
