@@ -96,6 +96,16 @@ struct NotifyFixture {
       messageID: "t-\(orderId)-\(token)", consumer: consumer)
   }
 
+  /// `order.confirmed` of `orderId` for `user`, as the consumer applies it (the request id
+  /// `req-<orderId>`).
+  func confirmed(_ orderId: String, user: String = "u1") throws {
+    try app.commands.orderConfirmed(
+      OrderConfirmed(
+        orderId: orderId, userId: user, hub: "h1", cartVersion: 1, lines: [], totals: .zero("EUR"),
+        deliverTo: GeoPoint(lat: 52.53, lng: 13.41), paymentId: "pay", placedAt: clock.now()),
+      occurredAt: clock.now(), correlationID: "req-\(orderId)", messageID: "m-\(orderId)", consumer: consumer)
+  }
+
   /// Runs delivery rounds until nothing is due.
   func deliver() async {
     while await app.engine.round() {}

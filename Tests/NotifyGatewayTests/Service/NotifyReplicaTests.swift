@@ -97,13 +97,7 @@ import Testing
     for (index, start) in starts.enumerated() {
       try a.app.commands.registerDevice(NotifyFixture.deviceToken(index), user: "u\(index)")
       try a.app.commands.setStartToken(start, device: NotifyFixture.deviceToken(index), user: "u\(index)")
-      for order in 0..<2 {
-        try (order == 0 ? a : b).app.commands.orderConfirmed(
-          OrderConfirmed(
-            orderId: "o\(index)-\(order)", userId: "u\(index)", hub: "h1", cartVersion: 1, lines: [],
-            totals: .zero("EUR"), deliverTo: nil, paymentId: "p", placedAt: clock.now()),
-          occurredAt: clock.now(), correlationID: nil, messageID: "m\(index)-\(order)", consumer: queue)
-      }
+      for order in 0..<2 { try (order == 0 ? a : b).confirmed("o\(index)-\(order)", user: "u\(index)") }
     }
     clock.advance(by: 21)
     async let first: Void = a.deliver()
@@ -115,13 +109,7 @@ import Testing
     }
     // A third order within the hour: the device's budget (3) counts both replicas' starts.
     for index in starts.indices {
-      for order in 2..<4 {
-        try b.app.commands.orderConfirmed(
-          OrderConfirmed(
-            orderId: "o\(index)-\(order)", userId: "u\(index)", hub: "h1", cartVersion: 1, lines: [],
-            totals: .zero("EUR"), deliverTo: nil, paymentId: "p", placedAt: clock.now()),
-          occurredAt: clock.now(), correlationID: nil, messageID: "m\(index)-\(order)", consumer: queue)
-      }
+      for order in 2..<4 { try b.confirmed("o\(index)-\(order)", user: "u\(index)") }
     }
     clock.advance(by: 21)
     async let third: Void = a.deliver()

@@ -14,15 +14,6 @@ import Testing
     String(format: "%08x", n) + String(repeating: "5a", count: 60)
   }
 
-  func confirmed(_ fixture: NotifyFixture, _ orderId: String, user: String = "u1") throws {
-    try fixture.app.commands.orderConfirmed(
-      OrderConfirmed(
-        orderId: orderId, userId: user, hub: "h1", cartVersion: 1, lines: [], totals: .zero("EUR"),
-        deliverTo: GeoPoint(lat: 52.53, lng: 13.41), paymentId: "pay", placedAt: fixture.clock.now()),
-      occurredAt: fixture.clock.now(), correlationID: "req-\(orderId)", messageID: "m-\(orderId)",
-      consumer: fixture.consumer)
-  }
-
   func put(_ fixture: NotifyFixture, device: String, body: String, user: String = "u1") async -> HTTPResponse
   {
     var headers = fixture.headers(user)
@@ -64,7 +55,7 @@ import Testing
     let start = Self.startToken(2)
     try fixture.app.commands.registerDevice(device, user: "u1")
     try fixture.app.commands.setStartToken(start, device: device, user: "u1")
-    try confirmed(fixture, "o1")
+    try fixture.confirmed("o1")
     try fixture.update(fixture.snapshot("o1", 1, .picking), correlationID: "req-o1")
     await fixture.deliver()
     #expect(fixture.received(start).isEmpty, "the app has 20 s to start it itself")
@@ -100,7 +91,7 @@ import Testing
     let start = Self.startToken(3)
     try fixture.app.commands.registerDevice(device, user: "u1")
     try fixture.app.commands.setStartToken(start, device: device, user: "u1")
-    try confirmed(fixture, "o2")
+    try fixture.confirmed("o2")
     try fixture.activity("o2", token: NotifyFixture.activityToken(3))
     fixture.clock.advance(by: 21)
     await fixture.deliver()
@@ -114,7 +105,7 @@ import Testing
     try fixture.app.commands.registerDevice(device, user: "u1")
     try fixture.app.commands.setStartToken(start, device: device, user: "u1")
     for order in 1...4 {
-      try confirmed(fixture, "b\(order)")
+      try fixture.confirmed("b\(order)")
       fixture.clock.advance(by: 21)
       await fixture.deliver()
     }
@@ -129,13 +120,13 @@ import Testing
     // The app was deleted: its start token answers 410 and is forgotten.
     fixture.clock.advance(by: 3600)
     fixture.app.simulator?.unregister(start)
-    try confirmed(fixture, "b5")
+    try fixture.confirmed("b5")
     fixture.clock.advance(by: 21)
     await fixture.deliver()
     #expect(fixture.received(start).last?.status == 410)
     let failed = try #require(try fixture.outcomes().last { $0.outcome.tokenKind == .pushToStart })
     #expect(failed.type == PushEventType.failed && failed.outcome.reason == "Unregistered")
-    try confirmed(fixture, "b6")
+    try fixture.confirmed("b6")
     fixture.clock.advance(by: 21)
     await fixture.deliver()
     #expect(fixture.received(start).count == 4, "no start token any more")

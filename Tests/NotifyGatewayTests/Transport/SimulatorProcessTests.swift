@@ -27,17 +27,22 @@ import Testing
     let port = try LocalPort.free()
     let secret = "apns-sim-test-secret"
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = ["apns-simulator"]
-    process.environment = ProcessInfo.processInfo.environment.merging([
-      "GROCER_HTTP_PORT": String(port), "GROCER_APNS_SIM_PUBLIC_KEY": directory + "/key.pub.pem",
-      "GROCER_APNS_KEY_ID": APNsStack.keyID, "GROCER_APNS_TEAM_ID": APNsStack.teamID,
-      "GROCER_JWT_SECRET": secret, "GROCER_LOG_LEVEL": "warning", "GROCER_DATA_DIR": directory + "/data",
-    ]) { $1 }
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    /// The simulator on `port`, on this test's data folder and key.
+    func launch(on port: Int) throws -> Process {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: path)
+      process.arguments = ["apns-simulator"]
+      process.environment = ProcessInfo.processInfo.environment.merging([
+        "GROCER_HTTP_PORT": String(port), "GROCER_APNS_SIM_PUBLIC_KEY": directory + "/key.pub.pem",
+        "GROCER_APNS_KEY_ID": APNsStack.keyID, "GROCER_APNS_TEAM_ID": APNsStack.teamID,
+        "GROCER_JWT_SECRET": secret, "GROCER_LOG_LEVEL": "warning", "GROCER_DATA_DIR": directory + "/data",
+      ]) { $1 }
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      return process
+    }
+    let process = try launch(on: port)
     defer {
       if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
@@ -96,14 +101,8 @@ import Testing
     try await Task.sleep(for: .milliseconds(400))
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
-    let again = Process()
-    again.executableURL = process.executableURL
-    again.arguments = process.arguments
     let secondPort = try LocalPort.free()
-    again.environment = process.environment?.merging(["GROCER_HTTP_PORT": String(secondPort)]) { $1 }
-    again.standardOutput = FileHandle.nullDevice
-    again.standardError = FileHandle.nullDevice
-    try again.run()
+    let again = try launch(on: secondPort)
     defer {
       if again.isRunning {
         kill(again.processIdentifier, SIGKILL)

@@ -65,9 +65,10 @@ public func buildTrackingService(
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
     _ = try await database.onWriterQueue { try commands.purgeInbox() }
   }
-  // The hubs' notices kept in the database: at start, and again now and then (so a database that
-  // was not there at start is read once it is; only newer notices are taken).
-  let noticeLoader = PeriodicTask(name: "notice-loader", interval: .seconds(30), logger: logger) {
+  // The hubs' notices kept in the database, once: at start, or as soon as a database that was not
+  // there at start is (events keep them current after that).
+  let noticeLoader = PeriodicTask(name: "notice-loader", interval: .seconds(5), logger: logger) {
+    guard !commands.notices.loaded else { return }
     try await runBlocking { try commands.loadNotices() }
   }
   let heartbeat = PeriodicTask(

@@ -190,6 +190,7 @@ public final class TrackingCommands: Sendable {
   /// Loads the hubs' notices kept in the database (at start).
   public func loadNotices() throws {
     for (notice, sequence) in try store.notices() { notices.take(notice, sequence: sequence) }
+    notices.markLoaded()
   }
 
   /// The snapshot as the app reads it now, with the lock screen's state and the hub's notice.

@@ -13,8 +13,14 @@ public final class HubNotices: Sendable {
 
   private let held = Mutex<[HubID: Held]>([:])
   private let revisionCounter = Atomic<Int64>(0)
+  private let loadedFlag = Atomic<Bool>(false)
 
   public init() {}
+
+  /// Whether the notices kept in the database were read (`markLoaded`).
+  public var loaded: Bool { loadedFlag.load(ordering: .acquiring) }
+
+  public func markLoaded() { loadedFlag.store(true, ordering: .releasing) }
 
   /// Raised with every notice taken, so replies built before it are built again.
   public var revision: Int64 { revisionCounter.load(ordering: .acquiring) }
@@ -34,8 +40,12 @@ public final class HubNotices: Sendable {
   /// What an order's snapshot at `hub` shows at `now`: the hub's notice while it is current,
   /// for an order still running (nil for a finished one).
   public func view(hub: HubID, status: TrackingStatus, at now: Date) -> HubNoticeView? {
-    guard !status.isTerminal else { return nil }
-    return held.withLock { $0[hub] }.flatMap { $0.notice.isCurrent(at: now) ? $0.notice.view : nil }
+    status.isTerminal ? nil : current(hub: hub, at: now)
+  }
+
+  /// The hub's notice while it shows at `now`.
+  public func current(hub: HubID, at now: Date) -> HubNoticeView? {
+    held.withLock { $0[hub] }.flatMap { $0.notice.isCurrent(at: now) ? $0.notice.view : nil }
   }
 
   /// When the hub's notice stops showing (nil: none showing).

@@ -90,7 +90,7 @@ public final class TrackingStreams: Sendable {
   /// The hub's notice changed: every open stream of an order at that hub gets it (the streams
   /// of finished orders are closed already).
   public func noticeChanged(hub: HubID, at now: Date) {
-    let view = notices.view(hub: hub, status: .picking, at: now)
+    let view = notices.current(hub: hub, at: now)
     let subscribers = byOrder.withLock { $0.values.flatMap { $0.values }.filter { $0.hub == hub } }
     for subscriber in subscribers { subscriber.offer(notice: view) }
   }
