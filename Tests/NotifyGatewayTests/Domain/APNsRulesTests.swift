@@ -70,7 +70,7 @@ import Testing
     let gone = try await simulator.send(request(token: Self.device, type: .alert, topic: Self.bundle))
     #expect(gone.status == 410)
     #expect(gone.timestamp != nil)
-    let received = simulator.received(by: Self.activity)
+    let received = try simulator.received(by: Self.activity)
     #expect(received.map(\.status) == [200, 200, 200, 429])
     #expect(received.first?.headers["apns-push-type"] == "liveactivity")
     #expect(received.first?.payload == .object(["aps": .object([:])]))

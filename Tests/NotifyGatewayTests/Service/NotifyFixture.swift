@@ -111,7 +111,10 @@ struct NotifyFixture {
     while await app.engine.round() {}
   }
 
-  func received(_ token: String) -> [APNsSimulator.Received] { app.simulator?.received(by: token) ?? [] }
+  /// What the simulator recorded for `token` (nothing when its journal cannot be read).
+  func received(_ token: String) -> [APNsSimulator.Received] {
+    ((try? app.simulator?.received(by: token)) ?? nil) ?? []
+  }
 
   /// The `push.delivered` / `push.failed` events waiting in the outbox (the fixture runs no
   /// relay), oldest first; each envelope's subject and sequence are checked on the way.

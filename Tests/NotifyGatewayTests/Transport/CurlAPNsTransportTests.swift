@@ -17,7 +17,7 @@ import Testing
       let request = APNsStack.alert(token)
       let response = try await transport.send(request)
       #expect(response == APNsResponse(status: 200, id: request.id))
-      let received = stack.simulator.received(by: token)
+      let received = try stack.simulator.received(by: token)
       #expect(received.count == 1)
       #expect(received.first?.status == 200)
       #expect(received.first?.headers["apns-id"] == request.id)
@@ -80,7 +80,7 @@ import Testing
       #expect(refused.status == 403)
       #expect(refused.reason == "InvalidProviderToken")
       #expect(refused.disposition == .failed)
-      #expect(stack.simulator.received(by: token).count == 1, "a refused token reaches no device")
+      #expect(try stack.simulator.received(by: token).count == 1, "a refused token reaches no device")
     }
   }
 

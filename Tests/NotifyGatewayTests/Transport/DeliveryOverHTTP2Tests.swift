@@ -21,7 +21,7 @@ import Testing
         try fixture.update(fixture.snapshot("h1", Int64(version), status))
         await fixture.deliver()
       }
-      let pushes = stack.simulator.received(by: token)
+      let pushes = try stack.simulator.received(by: token)
       #expect(pushes.map(\.status) == [200, 200, 200, 200])
       #expect(pushes.allSatisfy { $0.headers["apns-topic"] == "com.grocer.app.push-type.liveactivity" })
       #expect(pushes.allSatisfy { $0.headers["apns-push-type"] == "liveactivity" })
@@ -43,7 +43,7 @@ import Testing
       stack.simulator.unregister(token)
       try fixture.update(fixture.snapshot("h2", 1, .placed))
       await fixture.deliver()
-      #expect(stack.simulator.received(by: token).map(\.status) == [410])
+      #expect(try stack.simulator.received(by: token).map(\.status) == [410])
       #expect(try fixture.app.store.activity("h2")?.token == nil)
     }
   }
@@ -71,7 +71,7 @@ import Testing
       try await transport.start()
       let token = APNsStack.deviceToken(23)
       #expect(try await transport.send(APNsStack.alert(token)).status == 200)
-      #expect(stack.simulator.received(by: token).count == 1)
+      #expect(try stack.simulator.received(by: token).count == 1)
       await transport.shutdown()
     }
   }

@@ -244,7 +244,7 @@ public final class PushLoadTool: Sendable {
         && (try? store.database.read { try $0.queryOne("SELECT count(*) FROM starts")?.int(0) }) == 0
     }
     report.startsDelivered = startTokens.reduce(0) { total, token in
-      total + (app.simulator?.received(by: token).filter { $0.status == 200 }.count ?? 0)
+      total + ((try? app.simulator?.received(by: token)) ?? []).filter { $0.status == 200 }.count
     }
     // Until the last push was answered (not the drain's polling after it).
     report.seconds = Self.seconds(seen.lastPush.withLock { $0 } - start)

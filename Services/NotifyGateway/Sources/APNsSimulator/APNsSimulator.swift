@@ -13,9 +13,10 @@ import Synchronization
 ///   `TooManyRequests`.
 /// - `failureRate` of the requests answer 503 `ServiceUnavailable`; every answer takes `latency`.
 ///
-/// With a `journal`, what each token received outlives the process: the record starts from it,
-/// and `flush()` (every 100 ms and at shutdown, by whoever owns the simulator) appends the pushes
-/// since the last flush, so a crash loses at most that much.
+/// With a `journal`, what each token received lives there and outlives the process: `flush()`
+/// (every 100 ms and at shutdown, by whoever owns the simulator) appends the pushes since the last
+/// flush, so a crash loses at most that much, and memory holds only those (a load test pushes to
+/// tens of thousands of tokens). Without one, the record is kept in memory.
 public final class APNsSimulator: APNsTransport {
   public struct Options: Sendable {
     public var bundleID: String
@@ -73,6 +74,8 @@ public final class APNsSimulator: APNsTransport {
   private let journal: (any SimulatorJournal)?
   /// Pushes recorded since the last `flush()`, oldest first.
   private let unjournaled = Mutex<[(token: String, received: Received)]>([])
+  /// Held for a whole flush, and by a reader of the journal.
+  private let flushing = Mutex(())
   private let records = Mutex<[String: TokenRecord]>([:])
   private let unregistered = Mutex<[String: Date]>([:])
   private let random = Mutex(SplitMix64(seed: 0x5EED))
@@ -84,7 +87,6 @@ public final class APNsSimulator: APNsTransport {
   /// Channels an app may hold at once (per environment, Apple says).
   public static let maximumChannels = 10_000
 
-  /// With a `journal`, call `restore()` before the first push.
   public init(options: Options, clock: any WallClock = SystemClock(), journal: (any SimulatorJournal)? = nil)
   {
     self.options = options
@@ -92,30 +94,22 @@ public final class APNsSimulator: APNsTransport {
     self.journal = journal
   }
 
-  /// Starts the record from what the journal kept (nothing without one).
-  public func restore() throws {
-    guard let journal else { return }
-    let kept = try journal.load()
-    let keep = options.keepPerToken
-    records.withLock { records in
-      for (token, pushes) in kept { records[token] = TokenRecord(pushes: Array(pushes.suffix(keep))) }
-    }
-  }
-
   /// Appends the pushes recorded since the last flush to the journal (nothing without one).
   public func flush() throws {
     guard let journal else { return }
-    let pending = unjournaled.withLock { pending in
-      defer { pending.removeAll(keepingCapacity: true) }
-      return pending
-    }
-    guard !pending.isEmpty else { return }
-    do {
-      try journal.append(pending, keep: options.keepPerToken)
-    } catch {
-      // Kept for the next flush, before what came meanwhile.
-      unjournaled.withLock { $0.insert(contentsOf: pending, at: 0) }
-      throw error
+    try flushing.withLock { _ in
+      let pending = unjournaled.withLock { pending in
+        defer { pending.removeAll(keepingCapacity: true) }
+        return pending
+      }
+      guard !pending.isEmpty else { return }
+      do {
+        try journal.append(pending, keep: options.keepPerToken)
+      } catch {
+        // Kept for the next flush, before what came meanwhile.
+        unjournaled.withLock { $0.insert(contentsOf: pending, at: 0) }
+        throw error
+      }
     }
   }
 
@@ -138,15 +132,18 @@ public final class APNsSimulator: APNsTransport {
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
       body: request.payload)
-    records.withLock { records in
-      var record = records[token] ?? TokenRecord()
-      record.pushes.append(received)
-      if record.pushes.count > options.keepPerToken {
-        record.pushes.removeFirst(record.pushes.count - options.keepPerToken)
+    if journal != nil {
+      unjournaled.withLock { $0.append((token, received)) }
+    } else {
+      records.withLock { records in
+        var record = records[token] ?? TokenRecord()
+        record.pushes.append(received)
+        if record.pushes.count > options.keepPerToken {
+          record.pushes.removeFirst(record.pushes.count - options.keepPerToken)
+        }
+        records[token] = record
       }
-      records[token] = record
     }
-    if journal != nil { unjournaled.withLock { $0.append((token, received)) } }
     counts.withLock { $0[response.status, default: 0] += 1 }
     return response
   }
@@ -248,19 +245,29 @@ public final class APNsSimulator: APNsTransport {
   /// What `channel` was sent, oldest first.
   public func broadcasts(to channel: String) -> [Received] { broadcasts.withLock { $0[channel] ?? [] } }
 
-  /// What `token` received, oldest first (refusals included, with their status).
-  public func received(by token: String) -> [Received] {
-    records.withLock { $0[token.lowercased()]?.pushes ?? [] }
+  /// What `token` received, oldest first (refusals included, with their status); with a journal,
+  /// what it kept and what waits for the next flush.
+  public func received(by token: String) throws -> [Received] {
+    let token = token.lowercased()
+    guard let journal else { return records.withLock { $0[token]?.pushes ?? [] } }
+    // Never in the middle of a flush, so a push is seen once: on disk or still waiting.
+    let (kept, waiting) = try flushing.withLock { _ in
+      (
+        try journal.received(by: token, keep: options.keepPerToken),
+        unjournaled.withLock { $0.filter { $0.token == token } }
+      )
+    }
+    return Array((kept + waiting.map(\.received)).suffix(options.keepPerToken))
   }
 
   /// Answers given, by status.
   public var answers: [Int: Int] { counts.withLock { $0 } }
 }
 
-/// Where an `APNsSimulator` keeps what each token received beyond its memory.
+/// Where an `APNsSimulator` keeps what each token received.
 public protocol SimulatorJournal: Sendable {
-  /// Every token's kept pushes, oldest first.
-  func load() throws -> [String: [APNsSimulator.Received]]
+  /// The newest `keep` pushes `token` received, oldest first.
+  func received(by token: String, keep: Int) throws -> [APNsSimulator.Received]
   /// Appends `pushes` (oldest first) and keeps at most about `keep` per token.
   func append(_ pushes: [(token: String, received: APNsSimulator.Received)], keep: Int) throws
 }

@@ -66,7 +66,7 @@ public struct APNsSimulatorRoutes: Sendable {
       var token: String
       var pushes: [APNsSimulator.Received]
     }
-    return try HTTPResponse.json(value: Reply(token: token, pushes: simulator.received(by: token)))
+    return try HTTPResponse.json(value: Reply(token: token, pushes: try simulator.received(by: token)))
   }
 
   /// `{ token, unregisteredAt }`: pushes to the path's token answer 410 `Unregistered` from now

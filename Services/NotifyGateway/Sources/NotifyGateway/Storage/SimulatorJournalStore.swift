@@ -13,12 +13,20 @@ import Synchronization
 public final class SimulatorJournalStore: SimulatorJournal {
   private let database: any SQLDatabase
 
-  public init(database: any SQLDatabase) { self.database = database }
+  public init(database: any SQLDatabase) throws {
+    self.database = database
+    let counts = try database.read { db in
+      try db.query("SELECT token, count(*) FROM simulator_pushes GROUP BY token").map {
+        (try $0.string(0), try $0.int(1))
+      }
+    }
+    rows = Mutex(Dictionary(counts, uniquingKeysWith: +))
+  }
 
   /// The journal's file in `dataDirectory`, opened and migrated.
   public convenience init(dataDirectory: String, logger: Logger) throws {
     try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-    self.init(
+    try self.init(
       database: try DatabaseLocation.sqlite(path: dataDirectory + "/apns-simulator.sqlite").open(
         migrations: Self.migrations, logger: logger))
   }
@@ -40,27 +48,32 @@ public final class SimulatorJournalStore: SimulatorJournal {
         """)
   ]
 
-  public func load() throws -> [String: [APNsSimulator.Received]] {
-    let kept = try database.read { db in
-      var kept: [String: [APNsSimulator.Received]] = [:]
-      for row in try db.query(
-        "SELECT token, received_at, status, reason, headers, body FROM simulator_pushes ORDER BY id")
-      {
-        kept[try row.string(0), default: []].append(
-          APNsSimulator.Received(
-            receivedAt: Date(timeIntervalSince1970: try row.double(1)), status: try row.int(2),
-            reason: try row.optionalString(3),
-            headers: try JSON.decode([String: String].self, from: Data(try row.string(4).utf8)),
-            body: Array(try row.data(5))))
+  public func received(by token: String, keep: Int) throws -> [APNsSimulator.Received] {
+    try database.read { db in
+      try db.query(
+        """
+        SELECT received_at, status, reason, headers, body FROM simulator_pushes WHERE token = ?
+        ORDER BY id DESC LIMIT ?
+        """, token, keep
+      ).reversed().map { row in
+        APNsSimulator.Received(
+          receivedAt: Date(timeIntervalSince1970: try row.double(0)), status: try row.int(1),
+          reason: try row.optionalString(2),
+          headers: try JSON.decode([String: String].self, from: Data(try row.string(3).utf8)),
+          body: Array(try row.data(4)))
       }
-      return kept
     }
-    rows.withLock { $0 = kept.mapValues(\.count) }
-    return kept
+  }
+
+  /// Rows per token, kept in the file (tests).
+  func rowCount(of token: String) throws -> Int {
+    try database.read {
+      try $0.queryOne("SELECT count(*) FROM simulator_pushes WHERE token = ?", token)?.int(0) ?? 0
+    }
   }
 
   /// Rows per token, so pruning needs no count from the database.
-  private let rows = Mutex<[String: Int]>([:])
+  private let rows: Mutex<[String: Int]>
 
   /// Rows a statement inserts at most (6 values each, far below SQLite's bound on parameters).
   static let rowsPerInsert = 100
