@@ -127,3 +127,159 @@ extension TrackingUpdated {
     return out.bytes
   }
 }
+
+// MARK: - Read by hand (every tracking.updated at NotifyGateway, and its pending update again)
+
+extension TrackingSnapshot: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var orderId: String?
+    var version: Int64?
+    var status: TrackingStatus?
+    var problem: String?
+    var eta: ETARange?
+    var rider: RiderView?
+    var destination: GeoPoint?
+    var generatedAt: Date?
+    var liveActivity: LiveActivityView?
+    var notice: HubNoticeView?
+    try reader.readObject { reader, key in
+      switch key {
+      case "orderId": orderId = try reader.readString()
+      case "version": version = try reader.readInt64()
+      case "status": status = try TrackingStatus.read(&reader)
+      case "problem": problem = reader.readNull() ? nil : try reader.readString()
+      case "eta": eta = reader.readNull() ? nil : try ETARange(reading: &reader)
+      case "rider": rider = reader.readNull() ? nil : try RiderView(reading: &reader)
+      case "destination": destination = reader.readNull() ? nil : try GeoPoint(reading: &reader)
+      case "generatedAt": generatedAt = try reader.readDate()
+      case "liveActivity": liveActivity = reader.readNull() ? nil : try LiveActivityView(reading: &reader)
+      case "notice": notice = reader.readNull() ? nil : try HubNoticeView(reading: &reader)
+      default: try reader.skipValue()
+      }
+    }
+    guard let orderId, let version, let status, let generatedAt else {
+      throw JSONReader.Failure("a tracking snapshot needs orderId, version, status and generatedAt")
+    }
+    self.init(
+      orderId: orderId, version: version, status: status, problem: problem, eta: eta, rider: rider,
+      destination: destination, generatedAt: generatedAt, liveActivity: liveActivity)
+    self.notice = notice
+  }
+}
+
+extension TrackingUpdated: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var userId: String?
+    var hub: HubID?
+    var snapshot: TrackingSnapshot?
+    var changed: [TrackingChange]?
+    var previousStatus: TrackingStatus?
+    try reader.readObject { reader, key in
+      switch key {
+      case "userId": userId = try reader.readString()
+      case "hub": hub = try reader.readString()
+      case "snapshot": snapshot = try TrackingSnapshot(reading: &reader)
+      case "changed":
+        var read: [TrackingChange] = []
+        try reader.readArray { reader in
+          guard let change = TrackingChange(rawValue: try reader.readString()) else {
+            throw JSONReader.Failure("unknown change")
+          }
+          read.append(change)
+        }
+        changed = read
+      case "previousStatus": previousStatus = try TrackingStatus.read(&reader)
+      default: try reader.skipValue()
+      }
+    }
+    guard let userId, let hub, let snapshot, let changed, let previousStatus else {
+      throw JSONReader.Failure("tracking.updated needs userId, hub, snapshot, changed and previousStatus")
+    }
+    self.init(userId: userId, hub: hub, snapshot: snapshot, changed: changed, previousStatus: previousStatus)
+  }
+}
+
+extension TrackingStatus {
+  fileprivate static func read(_ reader: inout JSONReader) throws -> TrackingStatus {
+    guard let status = TrackingStatus(rawValue: try reader.readString()) else {
+      throw JSONReader.Failure("unknown tracking status")
+    }
+    return status
+  }
+}
+
+extension ETARange: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var earliest: Date?
+    var latest: Date?
+    try reader.readObject { reader, key in
+      switch key {
+      case "earliest": earliest = try reader.readDate()
+      case "latest": latest = try reader.readDate()
+      default: try reader.skipValue()
+      }
+    }
+    guard let earliest, let latest else { throw JSONReader.Failure("an ETA needs earliest and latest") }
+    self.init(earliest: earliest, latest: latest)
+  }
+}
+
+extension RiderView: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var firstName: String?
+    var lat: Double?
+    var lng: Double?
+    var recordedAt: Date?
+    try reader.readObject { reader, key in
+      switch key {
+      case "firstName": firstName = try reader.readString()
+      case "lat": lat = try reader.readDouble()
+      case "lng": lng = try reader.readDouble()
+      case "recordedAt": recordedAt = try reader.readDate()
+      default: try reader.skipValue()
+      }
+    }
+    guard let firstName, let lat, let lng, let recordedAt else {
+      throw JSONReader.Failure("a rider needs firstName, lat, lng and recordedAt")
+    }
+    self.init(firstName: firstName, lat: lat, lng: lng, recordedAt: recordedAt)
+  }
+}
+
+extension LiveActivityView: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var state: State?
+    var lastPushAt: Date?
+    try reader.readObject { reader, key in
+      switch key {
+      case "state": state = State(rawValue: try reader.readString())
+      case "lastPushAt": lastPushAt = reader.readNull() ? nil : try reader.readDate()
+      default: try reader.skipValue()
+      }
+    }
+    guard let state else { throw JSONReader.Failure("liveActivity needs a known state") }
+    self.init(state: state, lastPushAt: lastPushAt)
+  }
+}
+
+extension HubNoticeView: JSONReadable {
+  public init(reading reader: inout JSONReader) throws {
+    var title: String?
+    var body: String?
+    var postedAt: Date?
+    var expiresAt: Date?
+    try reader.readObject { reader, key in
+      switch key {
+      case "title": title = try reader.readString()
+      case "body": body = try reader.readString()
+      case "postedAt": postedAt = try reader.readDate()
+      case "expiresAt": expiresAt = try reader.readDate()
+      default: try reader.skipValue()
+      }
+    }
+    guard let title, let body, let postedAt, let expiresAt else {
+      throw JSONReader.Failure("a notice needs title, body, postedAt and expiresAt")
+    }
+    self.init(title: title, body: body, postedAt: postedAt, expiresAt: expiresAt)
+  }
+}

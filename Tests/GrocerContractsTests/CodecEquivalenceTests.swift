@@ -221,6 +221,40 @@ import Testing
 
   // MARK: Readers
 
+  @Test(arguments: snapshots) func aSnapshotIsReadAsTheDecoderReadsIt(snapshot: TrackingSnapshot) throws {
+    try Self.expectReadsLikeTheDecoder(snapshot)
+    // As replies carry them: the lock screen's state and the hub's notice.
+    var reply = snapshot
+    reply.liveActivity = LiveActivityView(state: .stale, lastPushAt: Self.later)
+    reply.notice = HubNoticeView(
+      title: "Rain \"delay\"", body: "Riders\nare slower", postedAt: Self.noon, expiresAt: Self.later)
+    try Self.expectReadsLikeTheDecoder(reply)
+    reply.liveActivity = LiveActivityView(state: .none, lastPushAt: nil)
+    try Self.expectReadsLikeTheDecoder(reply)
+    for previousStatus in [TrackingStatus.picking, .problem] {
+      try Self.expectReadsLikeTheDecoder(
+        TrackingUpdated(
+          userId: "alice", hub: "h1", snapshot: snapshot,
+          changed: previousStatus == .problem ? [] : [.stage, .rider],
+          previousStatus: previousStatus))
+    }
+  }
+
+  @Test func trackingTheReaderRefusesIsLeftToTheDecoder() throws {
+    // An unknown stage: the reader refuses, and the decoder's own error is what the caller sees.
+    let unknown = Data(
+      #"{"orderId":"o-1","version":1,"status":"teleported","generatedAt":"2026-10-20T12:00:00Z"}"#.utf8)
+    var reader = JSONReader(unknown)
+    #expect(throws: JSONReader.Failure.self) { try TrackingSnapshot(reading: &reader) }
+    #expect(throws: DecodingError.self) { try JSON.read(TrackingSnapshot.self, from: unknown) }
+    // Absent optionals read as nil, as the decoder reads them.
+    let bare = Data(
+      #"{"orderId":"o-1","version":1,"status":"placed","generatedAt":"2026-10-20T12:00:00Z"}"#.utf8)
+    let read = try JSON.read(TrackingSnapshot.self, from: bare)
+    #expect(read == (try JSON.decode(TrackingSnapshot.self, from: bare)))
+    #expect(read.eta == nil && read.rider == nil && read.destination == nil && read.liveActivity == nil)
+  }
+
   @Test(arguments: checkoutCarts) func aCheckoutsCartIsReadAsTheDecoderReadsIt(cart: CartView) throws {
     try Self.expectReadsLikeTheDecoder(cart)
   }

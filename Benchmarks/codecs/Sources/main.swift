@@ -121,6 +121,9 @@ let cases: [Case] = [
   reading("StockChanged", "every stock.changed at CartService", stockChanged, as: StockChanged.self),
   writing("TrackingSnapshot", "every tracking reply and rider fix", snapshot) { $0.jsonBytes },
   writing("TrackingUpdated", "every rider fix (tracking.updated)", trackingUpdated) { $0.jsonBytes },
+  reading(
+    "TrackingUpdated", "every tracking.updated at NotifyGateway (and its pending update)", trackingUpdated,
+    as: TrackingUpdated.self),
   reading("GeoPoint", "every rider fix (POST rider)", GeoPoint(lat: 52.51, lng: 13.41), as: GeoPoint.self),
   Case(
     name: "read PlaceOrderBody", path: "every order (POST /v1/orders)",

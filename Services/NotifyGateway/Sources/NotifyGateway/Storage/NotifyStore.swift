@@ -237,7 +237,7 @@ public final class NotifyStore: Sendable {
     .map { row in
       DueUpdate(
         orderId: try row.string(0), userId: try row.string(13), token: try row.string(1),
-        snapshot: try JSON.decode(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
+        snapshot: try JSON.read(TrackingSnapshot.self, from: Data(try row.string(2).utf8)),
         // Columns 3…8 are the state's.
         state: try Self.state(row, from: 3), occurredAt: Date(timeIntervalSince1970: try row.double(9)),
         enqueuedAt: Date(timeIntervalSince1970: try row.double(12)), attempts: try row.int(10),
@@ -356,7 +356,7 @@ public final class NotifyStore: Sendable {
           recentStarts: try Self.times($0.optionalString(2)))
       }
       start.snapshot = try db.queryOne("SELECT snapshot FROM pending WHERE order_id = ?", start.orderId).map {
-        try JSON.decode(TrackingSnapshot.self, from: Data(try $0.string(0).utf8))
+        try JSON.read(TrackingSnapshot.self, from: Data(try $0.string(0).utf8))
       }
       return start
     }
