@@ -18,31 +18,6 @@ public enum PushPayloads {
     event != .end ? Date(timeIntervalSince1970: Double(timestamp) + staleAfter) : nil
   }
 
-  struct LiveActivity: Encodable {
-    struct APS: Encodable {
-      var timestamp: Int
-      var event: String
-      var contentState: LiveActivityContent
-      var staleDate: Int?
-      var dismissalDate: Int?
-      var alert: AlertText?
-      var relevanceScore: Double?
-      /// A start's: the app's `ActivityAttributes` type and its static attributes.
-      var attributesType: String?
-      var attributes: StartAttributes?
-
-      enum CodingKeys: String, CodingKey {
-        case timestamp, event, alert, attributes
-        case contentState = "content-state"
-        case staleDate = "stale-date"
-        case dismissalDate = "dismissal-date"
-        case relevanceScore = "relevance-score"
-        case attributesType = "attributes-type"
-      }
-    }
-    var aps: APS
-  }
-
   /// An ActivityKit push: `timestamp` is the snapshot's `generatedAt` unless given (the device
   /// ignores an update older than the one it shows); an update goes stale `staleAfter` seconds later; an
   /// end is dismissed `dismissAfter` seconds later.
@@ -88,12 +63,10 @@ public enum PushPayloads {
     var content = content
     var alert = alert
     while true {
-      let aps = LiveActivity.APS(
-        timestamp: timestamp, event: event.rawValue, contentState: content,
+      let bytes = liveActivityBytes(
+        content, event: event, alert: alert, timestamp: timestamp,
         staleDate: event != .end ? timestamp + Int(staleAfter) : nil,
-        dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, alert: alert,
-        relevanceScore: relevance, attributesType: start.map { _ in attributesType }, attributes: start)
-      let bytes = encode(LiveActivity(aps: aps))
+        dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, relevance: relevance, start: start)
       guard bytes.count > APNsRules.maximumPayload else { return bytes }
       if let body = alert?.body, body.count > 2 {
         alert?.body = shortened(body)
@@ -105,6 +78,49 @@ public enum PushPayloads {
         return bytes  // nothing left to shorten (cannot happen with our fields)
       }
     }
+  }
+
+  /// An ActivityKit push's JSON written by hand (one per push on the hot path), as `JSON.encode`
+  /// would write it: keys sorted, absent parts left out (`PayloadGoldenTests` compares).
+  static func liveActivityBytes(
+    _ content: LiveActivityContent, event: Event, alert: AlertText?, timestamp: Int, staleDate: Int?,
+    dismissalDate: Int?, relevance: Double?, start: StartAttributes?
+  ) -> [UInt8] {
+    var out = JSONBytes(capacity: 384)
+    out.beginObject()
+    out.key("aps")
+    out.beginObject()
+    if let alert {
+      out.key("alert")
+      alert.write(into: &out)
+    }
+    if let start {
+      out.key("attributes")
+      start.write(into: &out)
+      out.key("attributes-type")
+      out.string(attributesType)
+    }
+    out.key("content-state")
+    content.write(into: &out)
+    if let dismissalDate {
+      out.key("dismissal-date")
+      out.int(dismissalDate)
+    }
+    out.key("event")
+    out.string(event.rawValue)
+    if let relevance {
+      out.key("relevance-score")
+      out.double(relevance)
+    }
+    if let staleDate {
+      out.key("stale-date")
+      out.int(staleDate)
+    }
+    out.key("timestamp")
+    out.int(timestamp)
+    out.endObject()
+    out.endObject()
+    return out.bytes
   }
 
   /// About half of `text`, on a character boundary, with an ellipsis (so never below two

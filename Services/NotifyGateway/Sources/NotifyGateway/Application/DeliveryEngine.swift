@@ -54,6 +54,7 @@ public final class DeliveryEngine: LifecycleService {
   let lastSweep = Mutex<Date?>(nil)
   private let random = Mutex(SplitMix64(seed: UInt64(UInt32.random(in: 1...UInt32.max))))
   private let metrics: MetricsRegistry
+  private let pushCounters = Mutex<[PushCounterKey: Counter]>([:])
   private let downgrades: Counter
   let dropped: Counter
   private let latency: Histogram
@@ -411,12 +412,24 @@ public final class DeliveryEngine: LifecycleService {
 
   func count(_ request: APNsRequest, _ response: APNsResponse?) {
     let result = response.map { $0.status == 200 ? "ok" : ($0.reason ?? "\($0.status)") } ?? "noAnswer"
-    metrics.counter(
-      "pushes_total", help: "Pushes by type, priority and APNs result.",
-      labels: [
-        ("type", request.pushType.rawValue), ("priority", String(request.priority)), ("result", result),
-      ]
-    ).increment()
+    let key = PushCounterKey(type: request.pushType.rawValue, priority: request.priority, result: result)
+    // Looked up in the registry once per kind: by name and rendered labels it costs more than the push.
+    let counter =
+      pushCounters.withLock { $0[key] }
+      ?? {
+        let counter = metrics.counter(
+          "pushes_total", help: "Pushes by type, priority and APNs result.",
+          labels: [("type", key.type), ("priority", String(key.priority)), ("result", key.result)])
+        pushCounters.withLock { $0[key] = counter }
+        return counter
+      }()
+    counter.increment()
+  }
+
+  struct PushCounterKey: Hashable {
+    var type: String
+    var priority: Int
+    var result: String
   }
 }
 

@@ -97,7 +97,7 @@ public final class NotifyStore: Sendable {
         ended = ?, high_times = ?, last_timestamp = CASE WHEN last_timestamp > ? THEN last_timestamp ELSE ? END
       WHERE order_id = ? AND token = ?
       """, state.lastVersion, state.lastVersion,
-      try state.shown.map { String(decoding: try JSON.encode($0), as: UTF8.self) },
+      state.shown.map { String(decoding: $0.jsonBytes, as: UTF8.self) },
       state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, state.lastTimestamp, orderId,
       token)
     return db.changes > 0
@@ -629,7 +629,7 @@ public final class NotifyStore: Sendable {
     var state = ActivityState(startedAt: Date(timeIntervalSince1970: try row.double(first + 4)))
     state.lastVersion = try row.int64(first)
     state.shown = try row.optionalString(first + 1).map {
-      try JSON.decode(LiveActivityContent.self, from: Data($0.utf8))
+      try JSON.read(LiveActivityContent.self, from: Data($0.utf8))
     }
     state.ended = try row.bool(first + 2)
     state.highPriorityTimes = try times(row.optionalString(first + 3))
@@ -639,7 +639,11 @@ public final class NotifyStore: Sendable {
 
   static func times(_ text: String?) throws -> [Date] {
     guard let text else { return [] }
-    return try JSON.decode([Double].self, from: Data(text.utf8)).map(Date.init(timeIntervalSince1970:))
+    var reader = JSONReader(Array(text.utf8))
+    var times: [Date] = []
+    try reader.readArray { times.append(Date(timeIntervalSince1970: try $0.readDouble())) }
+    try reader.finish()
+    return times
   }
 
   static func text(_ times: [Date]) -> String {

@@ -72,6 +72,18 @@ public final class SimulatorJournalStore: SimulatorJournal {
     }
   }
 
+  /// Headers as a JSON object, written by hand (a row per push).
+  static func text(_ headers: [String: String]) -> String {
+    var out = JSONBytes(capacity: 256)
+    out.beginObject()
+    for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+      out.key(name)
+      out.string(value)
+    }
+    out.endObject()
+    return String(decoding: out.bytes, as: UTF8.self)
+  }
+
   /// Rows per token, so pruning needs no count from the database.
   private let rows: Mutex<[String: Int]>
 
@@ -90,7 +102,7 @@ public final class SimulatorJournalStore: SimulatorJournal {
         for (token, received) in chunk {
           bindings += [
             token, received.receivedAt.timeIntervalSince1970, received.status, received.reason,
-            String(decoding: try JSON.encode(received.headers), as: UTF8.self), received.bodyBytes,
+            Self.text(received.headers), received.bodyBytes,
           ]
         }
         try db.execute(
