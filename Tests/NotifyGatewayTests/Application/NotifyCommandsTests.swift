@@ -89,9 +89,24 @@ import Testing
     #expect(try store.dueAlerts(at: clock.now(), limit: 10).map(\.token) == ["d2"])
   }
 
-  @Test func aDeliveredOrderWithoutAnActivityAlertsTheDevices() throws {
+  @Test func aDeliveredOrderWithoutAnActivityAlertsTheDevicesAndRefreshesThem() throws {
     try commands.registerDevice("d1", user: "u1")
     _ = try update(5, .delivered)
-    #expect(try store.dueAlerts(at: clock.now(), limit: 10).map(\.text) == [.delivered])
+    let due = try store.dueAlerts(at: clock.now(), limit: 10)
+    #expect(due.map(\.kind) == [.alert, .refresh(status: "delivered")])
+    #expect(due.first?.text == .delivered)
+  }
+
+  @Test func aFinishedOrderWithAnActivityOnlyRefreshesTheDevicesOnce() throws {
+    try commands.registerDevice("d1", user: "u1")
+    try commands.registerDevice("d2", user: "u1")
+    #expect(try token(String(repeating: "ab", count: 32), sequence: 1, id: "t1"))
+    _ = try update(4, .onTheWay)
+    _ = try update(5, .cancelled)
+    // The same event again: nothing more.
+    _ = try update(5, .cancelled)
+    let due = try store.dueAlerts(at: clock.now(), limit: 10)
+    #expect(due.map(\.kind) == [.refresh(status: "cancelled"), .refresh(status: "cancelled")])
+    #expect(due.map(\.token).sorted() == ["d1", "d2"])
   }
 }

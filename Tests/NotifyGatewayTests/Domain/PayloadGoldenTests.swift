@@ -44,6 +44,7 @@ import Testing
           noticeId: "ntc_1", hub: "h1", title: "Rain delay", body: "Riders are a little slower in the rain.",
           postedAt: generatedAt, expiresAt: generatedAt + 3600), timestamp: 1_792_521_480)
     ),
+    ("background-delivered.json", PushPayloads.refresh(orderId: "ord_8F3K", status: "delivered")),
     (
       "alert-confirmed.json",
       PushPayloads.alert(

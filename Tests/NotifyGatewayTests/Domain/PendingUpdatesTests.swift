@@ -29,6 +29,19 @@ import Testing
     #expect(PendingUpdates.queue(version: 3, pending: 4) == .stale)
   }
 
+  @Test func onlyTheUpdateThatFinishesAnOrderRefreshesTheDevices() {
+    #expect(PendingUpdates.refreshesDevices(Self.update(.delivered)))
+    #expect(PendingUpdates.refreshesDevices(Self.update(.cancelled)))
+    #expect(!PendingUpdates.refreshesDevices(Self.update(.arriving)))
+    #expect(!PendingUpdates.refreshesDevices(Self.update(.problem)))
+    // Not the stage: a late rider fix of a delivered order.
+    #expect(!PendingUpdates.refreshesDevices(Self.update(.delivered, changed: [.rider])))
+    // Already final before (a cancel after delivery would be refused upstream; never twice here).
+    var again = Self.update(.cancelled)
+    again.previousStatus = .delivered
+    #expect(!PendingUpdates.refreshesDevices(again))
+  }
+
   @Test func aDeliveredOrderWithoutALiveActivityGetsAnAlert() {
     #expect(PendingUpdates.alertInstead(of: Self.update(.delivered), hasActivity: false) == .delivered)
     #expect(PendingUpdates.alertInstead(of: Self.update(.delivered), hasActivity: true) == nil)

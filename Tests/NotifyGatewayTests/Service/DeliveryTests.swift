@@ -205,6 +205,34 @@ import Testing
     #expect(record.bodyString.contains("Payment declined"))
   }
 
+  /// A finished order refreshes the app on each of the customer's devices with a background push,
+  /// as APNs wants one (push type `background`, priority 5, `content-available`, nothing shown),
+  /// beside the activity's end; each has its outcome event.
+  @Test func aFinishedOrderRefreshesEveryDeviceInTheBackground() async throws {
+    let fixture = try NotifyFixture()
+    let (device, activity) = (NotifyFixture.deviceToken(3), NotifyFixture.activityToken(3))
+    try fixture.app.commands.registerDevice(device, user: "u1")
+    try fixture.activity("o3", token: activity)
+    try fixture.update(fixture.snapshot("o3", 1, .onTheWay))
+    await fixture.deliver()
+    try fixture.update(fixture.snapshot("o3", 2, .delivered))
+    await fixture.deliver()
+    let pushes = fixture.received(device)
+    #expect(pushes.map(\.status) == [200])
+    #expect(pushes.first?.headers["apns-push-type"] == "background")
+    #expect(pushes.first?.headers["apns-priority"] == "5")
+    #expect(pushes.first?.headers["apns-topic"] == "com.grocer.app")
+    let payload = pushes.first?.payload
+    #expect(payload?["aps"]?["content-available"] == .number(1))
+    #expect(payload?["orderId"] == .string("o3"))
+    #expect(payload?["status"] == .string("delivered"))
+    #expect(fixture.received(activity).count == 2, "the card's update and its end")
+    let refresh = try fixture.outcomes().filter { $0.outcome.pushType == "background" }
+    #expect(refresh.map(\.type) == [PushEventType.delivered])
+    #expect(refresh.first?.outcome.tokenKind == .device)
+    #expect(refresh.first?.outcome.priority == 5)
+  }
+
   /// An activity left without updates near its eight hours is ended with what it shows and a
   /// word that the order is still being handled; the order's next news reaches the devices.
   @Test func nearItsEightHoursAnActivityIsEndedAndTheNewsGoesOnAsAlerts() async throws {

@@ -66,7 +66,8 @@ public enum PushPayloads {
       let bytes = liveActivityBytes(
         content, event: event, alert: alert, timestamp: timestamp,
         staleDate: event != .end ? timestamp + Int(staleAfter) : nil,
-        dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, relevance: relevance, start: start)
+        dismissalDate: event == .end ? timestamp + Int(dismissAfter) : nil, relevance: relevance, start: start
+      )
       guard bytes.count > APNsRules.maximumPayload else { return bytes }
       if let body = alert?.body, body.count > 2 {
         alert?.body = shortened(body)
@@ -185,6 +186,24 @@ public enum PushPayloads {
       }
       if text.body.count > 2 { text.body = shortened(text.body) } else { text.title = shortened(text.title) }
     }
+  }
+
+  /// A background push telling the app that an order finished (`content-available`, nothing
+  /// shown): it refreshes its order list and its copy of the order.
+  public static func refresh(orderId: String, status: String) -> [UInt8] {
+    var out = JSONBytes(capacity: 96)
+    out.beginObject()
+    out.key("aps")
+    out.beginObject()
+    out.key("content-available")
+    out.int(1)
+    out.endObject()
+    out.key("orderId")
+    out.string(orderId)
+    out.key("status")
+    out.string(status)
+    out.endObject()
+    return out.bytes
   }
 
   static func encode(_ value: some Encodable) -> [UInt8] {

@@ -356,13 +356,23 @@ public final class DeliveryEngine: LifecycleService {
 
   // MARK: - Alerts
 
+  /// An alert, or a finished order's background push (priority 5, as Apple requires of one).
   private func deliver(_ alert: NotifyStore.DueAlert) async -> Record {
+    let (pushType, priority, payload): (APNsRequest.PushType, Int, [UInt8])
+    switch alert.kind {
+    case .alert:
+      (pushType, priority, payload) = (.alert, 10, PushPayloads.alert(alert.text, orderId: alert.orderId))
+    case .refresh(let status):
+      (pushType, priority, payload) = (
+        .background, 5, PushPayloads.refresh(orderId: alert.orderId, status: status)
+      )
+    }
     func ended(_ request: APNsRequest?, _ response: APNsResponse?, reason: String? = nil) -> PushOutcome {
       let answeredAt = clock.now()
       return PushOutcome(
         pushId: request?.id ?? Self.apnsIDs.next(), tokenKind: .device, token: alert.token,
         orderId: alert.orderId,
-        userId: alert.userId, pushType: APNsRequest.PushType.alert.rawValue, priority: 10,
+        userId: alert.userId, pushType: pushType.rawValue, priority: priority,
         status: response?.status,
         reason: response?.reason ?? reason,
         latencyMs: Self.milliseconds(from: alert.occurredAt, to: answeredAt),
@@ -373,9 +383,8 @@ public final class DeliveryEngine: LifecycleService {
       return .alert(alert, .dropped, ended: ended(nil, nil, reason: "Expired"))
     }
     let request = APNsRequest(
-      token: alert.token, pushType: .alert, topic: options.bundleID, priority: 10,
-      expiration: alert.expiresAt,
-      id: Self.apnsIDs.next(), payload: PushPayloads.alert(alert.text, orderId: alert.orderId))
+      token: alert.token, pushType: pushType, topic: options.bundleID, priority: priority,
+      expiration: alert.expiresAt, id: Self.apnsIDs.next(), payload: payload)
     let response = await send(request)
     count(request, response)
     let answer = Self.answer(response)

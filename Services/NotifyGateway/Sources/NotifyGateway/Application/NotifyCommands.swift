@@ -79,7 +79,7 @@ public final class NotifyCommands: Sendable {
 
   /// `tracking.updated`: kept as the order's pending update if it is newer than the one pending
   /// (the older is coalesced) and than what was handled. A delivered order without a Live
-  /// Activity gets an alert on the user's devices instead.
+  /// Activity gets an alert on the user's devices instead; a finished order, a background push.
   public func queueUpdate(
     _ update: TrackingUpdated, occurredAt: Date, correlationID: String? = nil, messageID: String,
     consumer: String
@@ -108,6 +108,11 @@ public final class NotifyCommands: Sendable {
           alert, user: update.userId, orderId: orderId, occurredAt: occurredAt, correlationID: correlationID,
           at: now,
           expiresAt: now + self.updateLifetime, in: db)
+      }
+      if PendingUpdates.refreshesDevices(update) {
+        try store.queueRefresh(
+          orderId: orderId, status: update.snapshot.status, user: update.userId, occurredAt: occurredAt,
+          correlationID: correlationID, at: now, expiresAt: now + self.updateLifetime, in: db)
       }
     }
     return result

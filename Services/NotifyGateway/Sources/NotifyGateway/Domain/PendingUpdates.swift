@@ -40,6 +40,13 @@ public enum PendingUpdates {
     return .delivered
   }
 
+  /// Whether the update finishes the order (its stage became `delivered` or `cancelled`): the
+  /// customer's devices then get a background push, so the app's order list and its copy of the
+  /// order turn final without waiting for the app to be opened.
+  public static func refreshesDevices(_ update: TrackingUpdated) -> Bool {
+    update.changed.contains(.stage) && update.snapshot.status.isTerminal && !update.previousStatus.isTerminal
+  }
+
   /// What a `liveActivity.token` does to the activity of its order.
   public enum TokenChange: Sendable, Hashable {
     /// No activity yet: it starts with this token.

@@ -230,5 +230,13 @@ enum NotifySchema {
           created_at DOUBLE PRECISION NOT NULL
         );
         """),
+    // Background pushes beside alerts: a finished order's refresh (`kind` 'refresh', with the
+    // order's final `status`) is queued and delivered per device like an alert.
+    Migration(
+      version: 8, name: "background refresh pushes",
+      sql: """
+        ALTER TABLE alerts ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert';
+        ALTER TABLE alerts ADD COLUMN status TEXT;
+        """),
   ]
 }

@@ -178,6 +178,20 @@ public final class NotifyStore: Sendable {
       expiresAt.timeIntervalSince1970, correlationID, user)
   }
 
+  /// A background push for every device of `user`, due at `now`: the order finished as `status`.
+  public func queueRefresh(
+    orderId: String, status: TrackingStatus, user: String, occurredAt: Date, correlationID: String?,
+    at now: Date, expiresAt: Date, in db: any SQLConnection
+  ) throws {
+    try db.execute(
+      """
+      INSERT INTO alerts (token, user_id, order_id, title, body, kind, status, occurred_at, not_before, expires_at,
+        correlation_id)
+      SELECT token, user_id, ?, '', '', 'refresh', ?, ?, ?, ?, ? FROM devices WHERE user_id = ?
+      """, orderId, status.rawValue, occurredAt.timeIntervalSince1970, now.timeIntervalSince1970,
+      expiresAt.timeIntervalSince1970, correlationID, user)
+  }
+
   /// One more attempt of the alert, due again at `at` (and no longer being sent).
   public func retryAlert(_ seq: Int64, at: Date, in db: any SQLConnection) throws {
     try db.execute(
@@ -513,11 +527,18 @@ public final class NotifyStore: Sendable {
 
   /// A queued alert for one device.
   public struct DueAlert: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+      case alert
+      case refresh(status: String)
+    }
+
     public var seq: Int64
     public var token: String
     public var orderId: String
     public var userId: String
     public var text: AlertText
+    /// An alert, or a finished order's background push (`refresh`, with the order's status).
+    public var kind: Kind
     public var occurredAt: Date
     public var attempts: Int
     public var expiresAt: Date
@@ -539,7 +560,7 @@ public final class NotifyStore: Sendable {
     return try db.query(
       """
       SELECT a.seq, a.token, a.order_id, a.title, a.body, a.occurred_at, a.attempts, a.expires_at, a.user_id,
-        a.correlation_id
+        a.correlation_id, a.kind, a.status
       FROM alerts a
       JOIN devices d ON d.token = a.token AND d.user_id = a.user_id
       WHERE a.not_before <= ? AND (a.sending_until IS NULL OR a.sending_until < ? OR a.sender = ?)
@@ -551,6 +572,7 @@ public final class NotifyStore: Sendable {
         seq: try $0.int64(0), token: try $0.string(1), orderId: try $0.string(2),
         userId: try $0.optionalString(8) ?? "",
         text: AlertText(title: try $0.string(3), body: try $0.string(4)),
+        kind: try $0.string(10) == "refresh" ? .refresh(status: try $0.optionalString(11) ?? "") : .alert,
         occurredAt: Date(timeIntervalSince1970: try $0.double(5)), attempts: try $0.int(6),
         expiresAt: Date(timeIntervalSince1970: try $0.double(7)), correlationID: try $0.optionalString(9))
     }
