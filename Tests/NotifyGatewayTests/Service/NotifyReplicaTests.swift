@@ -118,6 +118,46 @@ import Testing
     for start in starts { #expect(transport.count(start) == 3, "the budget of three an hour") }
   }
 
+  /// One customer's two orders falling due in two replicas' rounds at once: the second replica
+  /// leaves the customer alone while the first holds their starts, so the device's budget (one
+  /// start left) is decided once; the second order then gets an alert instead.
+  @Test func twoReplicasNeverStartOneCustomersOrdersAtOnce() async throws {
+    let location = try TestEngine.postgres.freshLocation("notify")
+    defer { location.remove() }
+    let transport = SlowTransport(delay: .milliseconds(400))
+    let clock = ManualClock()
+    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
+    let a = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
+    let b = try NotifyFixture(
+      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let (device, start) = (NotifyFixture.deviceToken(7), PushToStartTests.startToken(7))
+    try a.app.commands.registerDevice(device, user: "u7")
+    try a.app.commands.setStartToken(start, device: device, user: "u7")
+    // Two of the hour's three starts used already.
+    try a.app.store.database.write {
+      try a.app.store.saveStartTimes([clock.now() - 600, clock.now() - 300], device: device, in: $0)
+    }
+    try a.confirmed("o7-1", user: "u7")
+    clock.advance(by: 5)
+    try b.confirmed("o7-2", user: "u7")
+    clock.advance(by: 16)
+    // Replica a claims the first order (only it is due) and waits on APNs; meanwhile the second
+    // falls due and replica b's round runs.
+    async let first = a.app.engine.round()
+    try await Task.sleep(for: .milliseconds(150))
+    clock.advance(by: 5)
+    _ = await b.app.engine.round()
+    _ = await first
+    async let drainA: Void = a.deliver()
+    async let drainB: Void = b.deliver()
+    _ = await (drainA, drainB)
+    #expect(transport.count(start) == 1, "one start left in the budget")
+    // The two confirmations and the second order's alert instead of a start.
+    #expect(transport.count(device) == 3)
+    #expect(try a.app.store.database.read { try $0.queryOne("SELECT count(*) FROM starts")?.int(0) } == 0)
+  }
+
   @Test func aReplicaThatStoppedMidRoundHasItsClaimsTakenOverOnceTheyRunOut() async throws {
     let location = try TestEngine.postgres.freshLocation("notify")
     defer { location.remove() }

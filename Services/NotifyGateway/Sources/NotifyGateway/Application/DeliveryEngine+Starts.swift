@@ -38,6 +38,7 @@ extension DeliveryEngine {
         }
       }
       try store.finishStart(start.orderId, in: db)
+      try store.releaseStartClaim(user: start.userId, sender: self.options.sender, in: db)
     }
   }
 

@@ -129,7 +129,7 @@ public final class DeliveryEngine: LifecycleService {
           } ?? []
         try store.claimActivities(aging.map(\.orderId), sender: sender, until: until, in: db)
         let starts = try store.dueStarts(at: now, limit: batch, sender: sender, in: db)
-        try store.claimStarts(starts.map(\.orderId), sender: sender, until: until, in: db)
+        try store.claimStarts(starts, sender: sender, until: until, in: db)
         let notices = try store.dueNotices(at: now, limit: batch, sender: sender, in: db)
         try store.claimNotices(notices.map(\.notice.noticeId), sender: sender, until: until, in: db)
         return (updates, alerts, aging, starts, notices)

@@ -238,5 +238,18 @@ enum NotifySchema {
         ALTER TABLE alerts ADD COLUMN kind TEXT NOT NULL DEFAULT 'alert';
         ALTER TABLE alerts ADD COLUMN status TEXT;
         """),
+    // Push-to-start claims a customer, not only an order: the claim is written on the customer's
+    // devices, whose budget the start decides on, so replicas never start two of one customer's
+    // orders at once (each would see the budget before the other's start).
+    Migration(
+      version: 9, name: "start claims per customer",
+      sql: """
+        ALTER TABLE devices ADD COLUMN start_sender TEXT;
+        ALTER TABLE devices ADD COLUMN start_sending_until REAL;
+        """,
+      postgres: """
+        ALTER TABLE devices ADD COLUMN start_sender TEXT;
+        ALTER TABLE devices ADD COLUMN start_sending_until DOUBLE PRECISION;
+        """),
   ]
 }

@@ -349,10 +349,12 @@ public final class NotifyStore: Sendable {
     let at = now.timeIntervalSince1970
     let due = try db.query(
       """
-      SELECT order_id, user_id, hub, correlation_id FROM starts
-      WHERE due_at <= ? AND (sending_until IS NULL OR sending_until < ? OR sender = ?)
-      ORDER BY due_at LIMIT ?
-      """, at, at, sender, limit
+      SELECT s.order_id, s.user_id, s.hub, s.correlation_id FROM starts s
+      WHERE s.due_at <= ? AND (s.sending_until IS NULL OR s.sending_until < ? OR s.sender = ?)
+        AND NOT EXISTS (
+          SELECT 1 FROM devices d WHERE d.user_id = s.user_id AND d.start_sending_until >= ? AND d.start_sender <> ?)
+      ORDER BY s.due_at LIMIT ?
+      """, at, at, sender, at, sender, limit
     ).map {
       DueStart(
         orderId: try $0.string(0), userId: try $0.string(1), hub: try $0.string(2),
@@ -376,12 +378,19 @@ public final class NotifyStore: Sendable {
     }
   }
 
-  /// Claims the starts of `orderIds` for `sender` until `until`.
-  public func claimStarts(_ orderIds: [String], sender: String, until: Date, in db: any SQLConnection) throws
+  /// Claims `starts` for `sender` until `until`, and their customers' devices with them: another
+  /// sender takes none of those customers' starts meanwhile (writing the devices makes a replica
+  /// that claims one of them at the same moment conflict and look again).
+  public func claimStarts(_ starts: [DueStart], sender: String, until: Date, in db: any SQLConnection) throws
   {
-    for chunk in Self.chunks(orderIds) {
+    for chunk in Self.chunks(starts.map(\.orderId)) {
       try db.execute(
         "UPDATE starts SET sender = ?, sending_until = ? WHERE order_id IN \(Self.list(chunk.count))",
+        bindings: [sender, until.timeIntervalSince1970] + chunk)
+    }
+    for chunk in Self.chunks(Array(Set(starts.map(\.userId))).sorted()) {
+      try db.execute(
+        "UPDATE devices SET start_sender = ?, start_sending_until = ? WHERE user_id IN \(Self.list(chunk.count))",
         bindings: [sender, until.timeIntervalSince1970] + chunk)
     }
   }
@@ -389,6 +398,12 @@ public final class NotifyStore: Sendable {
   /// The start was decided: the order waits no more.
   public func finishStart(_ orderId: String, in db: any SQLConnection) throws {
     try db.execute("DELETE FROM starts WHERE order_id = ?", orderId)
+  }
+
+  /// Lets `sender`'s claim on the customer's devices go (their starts are recorded).
+  public func releaseStartClaim(user: String, sender: String, in db: any SQLConnection) throws {
+    try db.execute(
+      "UPDATE devices SET start_sending_until = NULL WHERE user_id = ? AND start_sender = ?", user, sender)
   }
 
   /// Tries the start again at `at` (no answer from APNs).
