@@ -39,7 +39,7 @@ import Testing
     await fixture.deliver()
     let simulator = try #require(fixture.app.simulator)
     let channel = try #require(simulator.channelIDs.first)
-    let broadcasts = simulator.broadcasts(to: channel)
+    let broadcasts = try simulator.broadcasts(to: channel)
     #expect(broadcasts.map(\.status) == [200])
     guard case .object(let root)? = broadcasts.first?.payload, case .object(let aps)? = root["aps"],
       case .object(let content)? = aps["content-state"]
@@ -55,7 +55,7 @@ import Testing
       await post(fixture, #"{"title":"Closing early","body":"We close at 21:00 tonight."}"#).status == 201)
     await fixture.deliver()
     #expect(simulator.channelIDs == [channel], "one channel per hub")
-    #expect(simulator.broadcasts(to: channel).count == 2)
+    #expect(try simulator.broadcasts(to: channel).count == 2)
     let current = await fixture.client.get("/v1/hubs/h1/notices", headers: fixture.headers("u1"))
     #expect(current.status == 200)
     #expect(
@@ -94,6 +94,28 @@ import Testing
     #expect(await post(fixture, "{").status == 400)
     #expect(await post(fixture, #"{"title":"x"}"#).status == 400)
     #expect(try notices(fixture).isEmpty, "nothing refused was published")
+  }
+
+  /// A hub's channel deleted at APNs (by an operator, or with the app's channels reset): the
+  /// next notice forgets it, makes a new one and is broadcast there; nothing fails.
+  @Test func aChannelAPNsNoLongerKnowsIsReplacedByANewOne() async throws {
+    let fixture = try NotifyFixture()
+    let simulator = try #require(fixture.app.simulator)
+    #expect(await post(fixture, #"{"title":"Rain","body":"Slower today."}"#).status == 201)
+    await fixture.deliver()
+    let first = try #require(simulator.channelIDs.first)
+    #expect(try simulator.deleteChannel(first).status == 204)
+    #expect(await post(fixture, #"{"title":"Closing early","body":"At 21:00."}"#).status == 201)
+    await fixture.deliver()
+    let second = try #require(simulator.channelIDs.first)
+    #expect(second != first && simulator.channelIDs.count == 1)
+    #expect(try simulator.broadcasts(to: first).map(\.reason) == [nil, "BadChannelId"])
+    #expect(try simulator.broadcasts(to: second).map(\.status) == [200])
+    let current = await fixture.client.get("/v1/hubs/h1/notices", headers: fixture.headers("u1"))
+    #expect(current.bodyString.contains(#""channelId":"\#(second)""#))
+    let outcomes = try fixture.outcomes().filter { $0.outcome.tokenKind == .channel }
+    #expect(outcomes.map(\.type) == [PushEventType.delivered, PushEventType.delivered])
+    #expect(outcomes.map(\.outcome.token) == [first, second])
   }
 
   @Test func aNoticeThatExpiredBeforeItsBroadcastIsNotSent() async throws {

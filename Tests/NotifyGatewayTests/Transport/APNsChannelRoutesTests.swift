@@ -40,7 +40,7 @@ import Testing
     #expect(Data(base64Encoded: channel)?.count == 16 && !channel.contains("/"))
     let sent = await broadcast(world, channel: channel, payload: #"{"aps":{"event":"update"}}"#)
     #expect(sent.status == 200)
-    #expect(world.simulator.broadcasts(to: channel).map(\.status) == [200])
+    #expect(try world.simulator.broadcasts(to: channel).map(\.status) == [200])
     let listed = await world.client.send(
       "GET", "/1/apps/\(Routes.bundle)/all-channels",
       headers: ["authorization": world.provider.authorizationHeaderValue()])

@@ -50,4 +50,37 @@ import Testing
     // Nothing to flush is nothing written.
     try second.flush()
   }
+
+  /// Channels are kept as APNs keeps them, until deleted; what each was sent outlives the process.
+  @Test func aRestartedSimulatorKeepsItsChannelsAndTheirBroadcasts() async throws {
+    let directory = NSTemporaryDirectory() + "grocer-sim-journal-\(UUID().uuidString.prefix(8))"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let options = APNsSimulator.Options(bundleID: Self.bundle)
+    func simulator() throws -> APNsSimulator {
+      let simulator = APNsSimulator(
+        options: options, journal: try SimulatorJournalStore(dataDirectory: directory, logger: .discarding()))
+      try simulator.restore()
+      return simulator
+    }
+    let first = try simulator()
+    var ids: [String] = []
+    for _ in 0..<2 {
+      let created = try await first.createChannel(
+        APNsChannelRequest(bundleID: Self.bundle, storagePolicy: 1, id: UUID().uuidString.lowercased()))
+      ids.append(try #require(created.channelID))
+    }
+    let sent = try await first.broadcast(
+      APNsBroadcastRequest(
+        channelID: ids[0], bundleID: Self.bundle, priority: 10, expiration: nil,
+        id: UUID().uuidString.lowercased(),
+        payload: Array(#"{"aps":{"event":"update"}}"#.utf8)))
+    #expect(sent.status == 200)
+    #expect(try first.deleteChannel(ids[1]).status == 204)
+    try first.flush()
+
+    let second = try simulator()
+    #expect(second.channelIDs == [ids[0]])
+    #expect(try second.broadcasts(to: ids[0]).map(\.status) == [200])
+    #expect(try second.deleteChannel(ids[1]).reason == "BadChannelId")
+  }
 }

@@ -82,8 +82,6 @@ public final class APNsSimulator: APNsTransport {
   private let counts = Mutex<[Int: Int]>([:])
   /// Broadcast channels by id, with their message storage policy.
   private let channels = Mutex<[String: Int]>([:])
-  /// What each channel was sent, oldest first.
-  private let broadcasts = Mutex<[String: [Received]]>([:])
   /// Channels an app may hold at once (per environment, Apple says).
   public static let maximumChannels = 10_000
 
@@ -92,6 +90,13 @@ public final class APNsSimulator: APNsTransport {
     self.options = options
     self.clock = clock
     self.journal = journal
+  }
+
+  /// Takes back the channels the journal kept (nothing without one): call before serving.
+  public func restore() throws {
+    guard let journal else { return }
+    let kept = try journal.channels()
+    channels.withLock { $0 = kept }
   }
 
   /// Appends the pushes recorded since the last flush to the journal (nothing without one).
@@ -132,20 +137,40 @@ public final class APNsSimulator: APNsTransport {
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
       body: request.payload)
+    record(received, under: token)
+    counts.withLock { $0[response.status, default: 0] += 1 }
+    return response
+  }
+
+  /// Keeps what a token (by its lowercase hex) or a channel (`channel:<id>`) was sent: for the
+  /// journal's next flush, or in memory without one.
+  private func record(_ received: Received, under key: String) {
     if journal != nil {
-      unjournaled.withLock { $0.append((token, received)) }
+      unjournaled.withLock { $0.append((key, received)) }
     } else {
       records.withLock { records in
-        var record = records[token] ?? TokenRecord()
+        var record = records[key] ?? TokenRecord()
         record.pushes.append(received)
         if record.pushes.count > options.keepPerToken {
           record.pushes.removeFirst(record.pushes.count - options.keepPerToken)
         }
-        records[token] = record
+        records[key] = record
       }
     }
-    counts.withLock { $0[response.status, default: 0] += 1 }
-    return response
+  }
+
+  /// What was kept under `key`, oldest first: with a journal, what it holds and what waits for
+  /// the next flush.
+  private func recorded(under key: String) throws -> [Received] {
+    guard let journal else { return records.withLock { $0[key]?.pushes ?? [] } }
+    // Never in the middle of a flush, so a push is seen once: on disk or still waiting.
+    let (kept, waiting) = try flushing.withLock { _ in
+      (
+        try journal.received(by: key, keep: options.keepPerToken),
+        unjournaled.withLock { $0.filter { $0.token == key } }
+      )
+    }
+    return Array((kept + waiting.map(\.received)).suffix(options.keepPerToken))
   }
 
   private func answer(_ request: APNsRequest) -> APNsResponse {
@@ -190,18 +215,27 @@ public final class APNsSimulator: APNsTransport {
       let bytes = random.withLock { random in (0..<2).map { _ in random.next() } }
       id = bytes.withUnsafeBytes { Data($0).base64EncodedString() }
     } while id.contains("/") || id.contains("+")
-    let created = channels.withLock { channels -> Bool in
-      guard channels.count < Self.maximumChannels else { return false }
+    // Kept on disk before it is answered, as APNs keeps a channel until it is deleted.
+    try channels.withLock { channels in
+      guard channels.count < Self.maximumChannels else { return }
+      try journal?.saveChannel(id, storagePolicy: request.storagePolicy)
       channels[id] = request.storagePolicy
-      return true
     }
-    guard created else { return APNsChannelResponse(status: 400, reason: "CannotCreateChannelConfig") }
+    guard channelIDs.contains(id) else {
+      return APNsChannelResponse(status: 400, reason: "CannotCreateChannelConfig")
+    }
     return APNsChannelResponse(status: 201, channelID: id)
   }
 
   /// Deletes a channel: 204, or 400 `BadChannelId` for one that does not exist.
-  public func deleteChannel(_ id: String) -> APNsChannelResponse {
-    channels.withLock { $0.removeValue(forKey: id) } != nil
+  public func deleteChannel(_ id: String) throws -> APNsChannelResponse {
+    let deleted = try channels.withLock { channels -> Bool in
+      guard channels[id] != nil else { return false }
+      try journal?.deleteChannel(id)
+      channels[id] = nil
+      return true
+    }
+    return deleted
       ? APNsChannelResponse(status: 204) : APNsChannelResponse(status: 400, reason: "BadChannelId")
   }
 
@@ -216,12 +250,7 @@ public final class APNsSimulator: APNsTransport {
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
       body: request.payload)
-    broadcasts.withLock { broadcasts in
-      broadcasts[request.channelID, default: []].append(received)
-      if broadcasts[request.channelID]!.count > options.keepPerToken {
-        broadcasts[request.channelID]!.removeFirst()
-      }
-    }
+    record(received, under: Self.channelKey(request.channelID))
     counts.withLock { $0[response.status, default: 0] += 1 }
     return response
   }
@@ -242,30 +271,27 @@ public final class APNsSimulator: APNsTransport {
     return APNsResponse(status: 200, id: request.id)
   }
 
-  /// What `channel` was sent, oldest first.
-  public func broadcasts(to channel: String) -> [Received] { broadcasts.withLock { $0[channel] ?? [] } }
-
-  /// What `token` received, oldest first (refusals included, with their status); with a journal,
-  /// what it kept and what waits for the next flush.
-  public func received(by token: String) throws -> [Received] {
-    let token = token.lowercased()
-    guard let journal else { return records.withLock { $0[token]?.pushes ?? [] } }
-    // Never in the middle of a flush, so a push is seen once: on disk or still waiting.
-    let (kept, waiting) = try flushing.withLock { _ in
-      (
-        try journal.received(by: token, keep: options.keepPerToken),
-        unjournaled.withLock { $0.filter { $0.token == token } }
-      )
-    }
-    return Array((kept + waiting.map(\.received)).suffix(options.keepPerToken))
+  /// What `channel` was sent, oldest first (refusals included).
+  public func broadcasts(to channel: String) throws -> [Received] {
+    try recorded(under: Self.channelKey(channel))
   }
+
+  /// A channel's record beside the tokens' (a channel id is base64: it keeps its case).
+  static func channelKey(_ channel: String) -> String { "channel:" + channel }
+
+  /// What `token` received, oldest first (refusals included, with their status).
+  public func received(by token: String) throws -> [Received] { try recorded(under: token.lowercased()) }
 
   /// Answers given, by status.
   public var answers: [Int: Int] { counts.withLock { $0 } }
 }
 
-/// Where an `APNsSimulator` keeps what each token received.
+/// Where an `APNsSimulator` keeps what each token and channel received, and its channels.
 public protocol SimulatorJournal: Sendable {
+  /// The app's channels, by id, with their message storage policy.
+  func channels() throws -> [String: Int]
+  func saveChannel(_ id: String, storagePolicy: Int) throws
+  func deleteChannel(_ id: String) throws
   /// The newest `keep` pushes `token` received, oldest first.
   func received(by token: String, keep: Int) throws -> [APNsSimulator.Received]
   /// Appends `pushes` (oldest first) and keeps at most about `keep` per token.

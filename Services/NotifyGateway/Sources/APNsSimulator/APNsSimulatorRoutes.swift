@@ -131,7 +131,7 @@ public struct APNsSimulatorRoutes: Sendable {
     guard let id = http.headers["apns-channel-id"], !id.isEmpty else {
       return Self.answer(APNsResponse(status: 400, reason: "MissingChannelId"))
     }
-    return Self.answer(simulator.deleteChannel(id))
+    return Self.answer(try simulator.deleteChannel(id))
   }
 
   /// `GET /1/apps/{bundle}/all-channels` → `{ "channels": [ … ] }`.
@@ -181,7 +181,8 @@ public struct APNsSimulatorRoutes: Sendable {
       var channel: String
       var pushes: [APNsSimulator.Received]
     }
-    return try HTTPResponse.json(value: Reply(channel: channel, pushes: simulator.broadcasts(to: channel)))
+    return try HTTPResponse.json(
+      value: Reply(channel: channel, pushes: try simulator.broadcasts(to: channel)))
   }
 
   /// The HTTP answer APNs gives to a channel request: 201 with `apns-channel-id`, 204, or the

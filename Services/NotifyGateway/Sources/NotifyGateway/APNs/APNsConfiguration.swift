@@ -22,12 +22,14 @@ extension NotifyGatewayConfiguration {
     return kind
   }
 
-  /// The simulator `GROCER_APNS_SIM_*` describes, its record kept in a journal in the data
-  /// folder unless `GROCER_APNS_SIM_JOURNAL=0`.
+  /// The simulator `GROCER_APNS_SIM_*` describes, its record and channels kept in a journal in
+  /// the data folder (and its channels taken back from it) unless `GROCER_APNS_SIM_JOURNAL=0`.
   public func simulator(clock: any WallClock, logger: Logger) throws -> APNsSimulator {
     let journal =
       simulatorJournal ? try SimulatorJournalStore(dataDirectory: dataDirectory, logger: logger) : nil
-    return APNsSimulator(options: simulatorOptions, clock: clock, journal: journal)
+    let simulator = APNsSimulator(options: simulatorOptions, clock: clock, journal: journal)
+    try simulator.restore()
+    return simulator
   }
 
   /// The simulator's options from `GROCER_APNS_SIM_*`.

@@ -13,15 +13,29 @@ extension DeliveryEngine {
     case retry(at: Date)
   }
 
-  /// Records a notice's broadcast: sent, failed for good, or due again; keeps a new channel.
+  /// What a broadcast did to the hub's channel.
+  enum ChannelChange: Sendable, Hashable {
+    /// Made for this broadcast: kept for the hub's next ones.
+    case created(String)
+    /// APNs no longer knows it (`BadChannelId`: deleted, or its app's channels reset): forgotten,
+    /// so the notice's next attempt makes a new one.
+    case gone(String)
+  }
+
+  /// Records a notice's broadcast: sent, failed for good, or due again; keeps a new channel and
+  /// forgets a gone one.
   func record(
-    _ outcome: NoticeOutcome, of due: NotifyStore.DueNotice, newChannel: String?, ended: PushOutcome?
+    _ outcome: NoticeOutcome, of due: NotifyStore.DueNotice, channel: ChannelChange?, ended: PushOutcome?
   ) throws {
     let store = self.store
     let now = clock.now()
     try store.database.write { db in
       try self.publish(ended, correlationID: due.correlationID, in: db)
-      if let newChannel { try store.saveChannel(newChannel, hub: due.notice.hub, at: now, in: db) }
+      switch channel {
+      case .created(let id): try store.saveChannel(id, hub: due.notice.hub, at: now, in: db)
+      case .gone(let id): try store.forgetChannel(id, hub: due.notice.hub, in: db)
+      case nil: break
+      }
       switch outcome {
       case .sent: try store.finishNotice(due.notice.noticeId, state: "sent", in: db)
       case .failed: try store.finishNotice(due.notice.noticeId, state: "failed", in: db)
@@ -59,9 +73,9 @@ extension DeliveryEngine {
     }
     guard HubNoticeRules.isWorthBroadcasting(notice, at: now) else {
       return .notice(
-        due, .failed, newChannel: nil, ended: ended(nil, channel: due.channelID ?? "", nil, "Expired"))
+        due, .failed, channel: nil, ended: ended(nil, channel: due.channelID ?? "", nil, "Expired"))
     }
-    var newChannel: String?
+    var newChannel: ChannelChange?
     let channel: String
     if let existing = due.channelID {
       channel = existing
@@ -75,20 +89,26 @@ extension DeliveryEngine {
           if case .retry = outcome { nil } else {
             ended(nil, channel: "", created?.status, created?.reason ?? "NoAnswer")
           }
-        return .notice(due, outcome, newChannel: nil, ended: final)
+        return .notice(due, outcome, channel: nil, ended: final)
       }
       channel = id
-      newChannel = id
+      newChannel = .created(id)
     }
     let request = APNsBroadcastRequest(
       channelID: channel, bundleID: options.bundleID, priority: 10, expiration: notice.expiresAt,
       id: Self.apnsIDs.next(),
       payload: PushPayloads.hubNotice(notice, timestamp: LiveActivityContent.seconds(now)))
     let response = try? await transport.broadcast(request)
+    // A channel kept from before that APNs no longer knows: forgotten, and the notice tried again
+    // at once on a new one (a new channel refused so is a failure like any other).
+    if response?.status == 400, response?.reason == "BadChannelId", newChannel == nil {
+      logger.warning("the hub's APNs channel is gone; making a new one", ["hub": notice.hub])
+      return .notice(due, .retry(at: now), channel: .gone(channel), ended: nil)
+    }
     let outcome = after(Self.answer(response))
-    if case .retry = outcome { return .notice(due, outcome, newChannel: newChannel, ended: nil) }
+    if case .retry = outcome { return .notice(due, outcome, channel: newChannel, ended: nil) }
     return .notice(
-      due, outcome, newChannel: newChannel,
+      due, outcome, channel: newChannel,
       ended: ended(
         request, channel: channel, response?.status, response?.reason ?? (response == nil ? "NoAnswer" : nil))
     )

@@ -190,7 +190,7 @@ public final class DeliveryEngine: LifecycleService {
             case .starting(let orders):
               for (start, devices) in orders { try self.record(devices, of: start) }
             case .notice(let notice, let outcome, let channel, let ended):
-              try self.record(outcome, of: notice, newChannel: channel, ended: ended)
+              try self.record(outcome, of: notice, channel: channel, ended: ended)
             }
           } catch {
             self.logger.error("recording a push failed", ["error": "\(error)"])
@@ -212,8 +212,8 @@ public final class DeliveryEngine: LifecycleService {
     case ending(NotifyStore.AgingActivity, PushDelivery.UpdateOutcome, ended: PushOutcome?)
     /// What push-to-start did on each of the customer's devices.
     case starting([(NotifyStore.DueStart, [StartOnDevice])])
-    /// A hub notice's broadcast, with the hub's channel when it was created for it.
-    case notice(NotifyStore.DueNotice, NoticeOutcome, newChannel: String?, ended: PushOutcome?)
+    /// A hub notice's broadcast, and what became of the hub's channel.
+    case notice(NotifyStore.DueNotice, NoticeOutcome, channel: ChannelChange?, ended: PushOutcome?)
   }
 
   /// Records how `update` ended, unless a newer update replaced it meanwhile (then only the

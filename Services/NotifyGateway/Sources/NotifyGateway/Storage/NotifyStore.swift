@@ -531,6 +531,12 @@ public final class NotifyStore: Sendable {
       channelID, now.timeIntervalSince1970)
   }
 
+  /// Forgets the hub's channel if it is still `channelID` (APNs no longer knows it): the next
+  /// broadcast makes a new one.
+  public func forgetChannel(_ channelID: String, hub: String, in db: any SQLConnection) throws {
+    try db.execute("DELETE FROM channels WHERE hub = ? AND channel_id = ?", hub, channelID)
+  }
+
   static let noticeColumns = "notice_id, hub, title, body, posted_at, expires_at"
 
   static func notice(from row: SQLRow) throws -> HubNotice {

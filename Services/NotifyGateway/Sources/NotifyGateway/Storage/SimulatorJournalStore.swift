@@ -45,8 +45,35 @@ public final class SimulatorJournalStore: SimulatorJournal {
           body BLOB NOT NULL
         );
         CREATE INDEX simulator_pushes_token ON simulator_pushes(token, id);
-        """)
+        """),
+    Migration(
+      version: 2, name: "channels",
+      sql: """
+        CREATE TABLE simulator_channels (
+          id TEXT PRIMARY KEY,
+          storage_policy INTEGER NOT NULL
+        );
+        """),
   ]
+
+  public func channels() throws -> [String: Int] {
+    try database.read { db in
+      Dictionary(
+        try db.query("SELECT id, storage_policy FROM simulator_channels").map {
+          (try $0.string(0), try $0.int(1))
+        }, uniquingKeysWith: { first, _ in first })
+    }
+  }
+
+  public func saveChannel(_ id: String, storagePolicy: Int) throws {
+    try database.write {
+      try $0.execute("INSERT INTO simulator_channels (id, storage_policy) VALUES (?, ?)", id, storagePolicy)
+    }
+  }
+
+  public func deleteChannel(_ id: String) throws {
+    try database.write { try $0.execute("DELETE FROM simulator_channels WHERE id = ?", id) }
+  }
 
   public func received(by token: String, keep: Int) throws -> [APNsSimulator.Received] {
     try database.read { db in
