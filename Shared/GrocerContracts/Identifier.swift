@@ -10,7 +10,7 @@ public typealias SKU = String
 /// Kept this tight so ids are safe in paths, routing keys, event subjects (`hub/sku`) and log
 /// lines without escaping.
 public enum Identifier {
-  public static let maximumLength = 64
+  @inlinable public static var maximumLength: Int { 64 }
 
   public static func isValid(_ id: String) -> Bool {
     var count = 0
@@ -21,7 +21,8 @@ public enum Identifier {
     return count > 0
   }
 
-  @inline(__always)
+  /// Inlined where it is called (a stock lookup checks every byte of its ids).
+  @inlinable @inline(__always)
   public static func isAllowed(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

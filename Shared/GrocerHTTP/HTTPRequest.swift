@@ -73,8 +73,9 @@ public struct HTTPRequest: Sendable {
     return value
   }
 
-  /// The value of query parameter `name`, or nil.
-  public func queryParameter(_ name: String) -> String? { query[name] }
+  /// The value of query parameter `name`, or nil (as `query[name]`, without building the whole
+  /// dictionary: the stock lookup reads its `ids` on every request).
+  public func queryParameter(_ name: String) -> String? { PercentDecoding.parameter(name, in: rawQuery) }
 
   private static func split(target: String) -> (String, String) {
     let utf8 = target.utf8
@@ -123,6 +124,43 @@ enum PercentDecoding {
       index = utf8.index(after: index)
     }
     return String(decoding: out, as: UTF8.self)
+  }
+
+  /// The value `parseQuery(raw)[name]` would give: the last one named `name`, decoded. Walks the
+  /// bytes once and makes no string but the value's.
+  static func parameter(_ name: String, in raw: String) -> String? {
+    var raw = raw
+    raw.makeContiguousUTF8()
+    return raw.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+      var found: Range<Int>?
+      var start = 0
+      while start <= bytes.count {
+        var end = start
+        var equals: Int?
+        var encoded = false
+        while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+          let byte = bytes[end]
+          if byte == UInt8(ascii: "="), equals == nil { equals = end }
+          if equals == nil, byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") { encoded = true }
+          end += 1
+        }
+        if end > start {
+          let nameEnd = equals ?? end
+          let rawName = UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])
+          let matches =
+            encoded
+            ? decode(Substring(decoding: rawName, as: UTF8.self), plusIsSpace: true) == name
+            : rawName.elementsEqual(name.utf8)
+          if matches {
+            found = equals.map { ($0 + 1)..<end } ?? end..<end
+          }
+        }
+        start = end + 1
+      }
+      guard let found else { return nil }
+      return decode(
+        Substring(decoding: UnsafeBufferPointer(rebasing: bytes[found]), as: UTF8.self), plusIsSpace: true)
+    } ?? parseQuery(raw)[name]
   }
 
   /// `a=1&b=x+y&a=2` → `["a": "2", "b": "x y"]`. A name without `=` maps to the empty string.

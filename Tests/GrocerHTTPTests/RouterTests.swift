@@ -95,6 +95,19 @@ func makeRouter(
     #expect(request.path == "/v1/echo")
   }
 
+  /// One parameter read without the whole dictionary gives what the dictionary gives.
+  @Test func aSingleQueryParameterIsReadAsTheWholeQueryReadsIt() {
+    for target in [
+      "/e?ids=a%2Cb&x=1+2&x=3&flag", "/e?ids=p1,p2", "/e?i%64s=p3&ids=p4", "/e?ids", "/e?idsx=1&x=ids",
+      "/e?ids=&ids=p5", "/e?a+b=c&ids=%zz", "/e", "/e?&&ids=p6&&",
+    ] {
+      let request = HTTPRequest(method: "GET", target: target)
+      for name in ["ids", "x", "flag", "a b", "missing"] {
+        #expect(request.queryParameter(name) == request.query[name], "\(target) \(name)")
+      }
+    }
+  }
+
   @Test func anUnknownPathIsA404Problem() async throws {
     let response = await client.get("/v1/nowhere")
     #expect(response.status == 404)

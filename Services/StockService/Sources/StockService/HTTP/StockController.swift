@@ -92,7 +92,7 @@ struct StockController: Sendable {
 
   private static func ids(_ request: HTTPRequest) throws(HTTPError) -> [SKU] {
     // A bad query parameter is malformed input: 400, whatever rule it broke.
-    do { return try StockIDs.parse(request.query["ids"]) } catch {
+    do { return try StockIDs.parse(request.queryParameter("ids")) } catch {
       throw HTTPError.badRequest(code: error.code, detail: error.detail)
     }
   }

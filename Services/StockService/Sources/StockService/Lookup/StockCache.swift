@@ -170,11 +170,10 @@ public final class StockCache: Sendable {
     // Writers take `held` first, so the accounting and the index change together.
     shard.held.withLock { heldByHub in
       guard shard.epoch.load(ordering: .acquiring) == lookup.epoch else { return }
-      var held = heldByHub[hub] ?? Held()
-      guard held.askedBefore(query) else {
-        heldByHub[hub] = held
-        return
-      }
+      // Changed in place: a copy taken out of the dictionary would copy the whole set of asked
+      // queries on every request.
+      guard heldByHub[hub, default: Held()].askedBefore(query) else { return }
+      var held = heldByHub.removeValue(forKey: hub) ?? Held()
       let size = query.utf8.count + reply.body.count
       if held.count >= Self.maximumRepliesPerHub || held.bytes + size > Self.maximumReplyBytesPerHub {
         shard.replies.removeAll { $0.hub == hub }

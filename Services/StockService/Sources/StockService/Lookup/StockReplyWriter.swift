@@ -27,59 +27,101 @@ public enum StockReplyWriter {
     let asOf = Date(timeIntervalSinceReferenceDate: oldest)
     let remaining = timeToLive - (now.timeIntervalSinceReferenceDate - oldest)
     let maxAge = remaining.isFinite && remaining > 0 ? Int(remaining.rounded(.down)) : 0
-    var body: [UInt8] = []
-    body.reserveCapacity(40 + skus.count * 16)
-    body.append(contentsOf: #"{"asOf":""#.utf8)
-    appendTimestamp(asOf, to: &body)
-    body.append(contentsOf: #"","stock":{"#.utf8)
-    var first = true
-    for index in skus.indices {
-      let count = lookup.counts[index]
-      guard count >= 0 else { continue }
-      if !first { body.append(UInt8(ascii: ",")) }
-      first = false
-      appendString(skus[index], to: &body)
-      body.append(UInt8(ascii: ":"))
-      appendInteger(count, to: &body)
+    var head: [UInt8] = []
+    head.reserveCapacity(48)
+    head.append(contentsOf: #"{"asOf":""#.utf8)
+    appendTimestamp(asOf, to: &head)
+    head.append(contentsOf: #"","stock":{"#.utf8)
+    // Written straight into the reply's memory (an append per byte cost more than the lookup),
+    // sized for the worst case: every byte of an id escaped as `\u00XX`.
+    var bound = head.count + 2
+    for sku in skus { bound += sku.utf8.count * 6 + 4 + 20 }
+    let body = [UInt8](unsafeUninitializedCapacity: bound) { buffer, written in
+      var at = buffer.initialize(fromContentsOf: head)
+      for index in skus.indices {
+        let count = lookup.counts[index]
+        guard count >= 0 else { continue }
+        if at > head.count {
+          buffer[at] = UInt8(ascii: ",")
+          at += 1
+        }
+        at = writeString(skus[index], into: buffer, at: at)
+        buffer[at] = UInt8(ascii: ":")
+        at += 1
+        at = writeDigits(UInt(count), into: buffer, at: at)
+      }
+      buffer[at] = UInt8(ascii: "}")
+      buffer[at + 1] = UInt8(ascii: "}")
+      written = at + 2
     }
-    body.append(contentsOf: "}}".utf8)
     return StockReply(body: body, asOf: asOf, maxAge: maxAge)
   }
 
   /// Appends `text` as a JSON string literal: `"` and `\` escaped, control characters as
   /// `\u00XX`, everything else (UTF-8) as is.
   public static func appendString(_ text: String, to body: inout [UInt8]) {
-    body.append(UInt8(ascii: "\""))
+    body.append(
+      contentsOf: [UInt8](unsafeUninitializedCapacity: text.utf8.count * 6 + 2) { buffer, written in
+        written = writeString(text, into: buffer, at: 0)
+      })
+  }
+
+  /// Writes `text` as `appendString` does at `at` (room for every byte escaped, and the quotes);
+  /// returns where it ends.
+  static func writeString(_ text: String, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int)
+    -> Int
+  {
+    var at = start
+    buffer[at] = UInt8(ascii: "\"")
+    at += 1
     for byte in text.utf8 {
       switch byte {
       case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-        body.append(UInt8(ascii: "\\"))
-        body.append(byte)
+        buffer[at] = UInt8(ascii: "\\")
+        buffer[at + 1] = byte
+        at += 2
       case 0..<0x20:
-        body.append(contentsOf: #"\u00"#.utf8)
-        body.append(hexDigit(byte >> 4))
-        body.append(hexDigit(byte & 0x0F))
+        buffer[at] = UInt8(ascii: "\\")
+        buffer[at + 1] = UInt8(ascii: "u")
+        buffer[at + 2] = UInt8(ascii: "0")
+        buffer[at + 3] = UInt8(ascii: "0")
+        buffer[at + 4] = hexDigit(byte >> 4)
+        buffer[at + 5] = hexDigit(byte & 0x0F)
+        at += 6
       default:
-        body.append(byte)
+        buffer[at] = byte
+        at += 1
       }
     }
-    body.append(UInt8(ascii: "\""))
+    buffer[at] = UInt8(ascii: "\"")
+    return at + 1
+  }
+
+  /// Writes the decimal digits of `value` at `at`; returns where they end.
+  static func writeDigits(_ value: UInt, into buffer: UnsafeMutableBufferPointer<UInt8>, at: Int) -> Int {
+    var digits = 1
+    var rest = value / 10
+    while rest > 0 {
+      digits += 1
+      rest /= 10
+    }
+    var magnitude = value
+    var index = at + digits - 1
+    repeat {
+      buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+      magnitude /= 10
+      index -= 1
+    } while magnitude > 0
+    return at + digits
   }
 
   /// Appends the decimal digits of `value`.
   public static func appendInteger(_ value: Int, to body: inout [UInt8]) {
     if value < 0 { body.append(UInt8(ascii: "-")) }
-    var magnitude = value.magnitude
-    if magnitude < 10 {
-      body.append(UInt8(ascii: "0") + UInt8(magnitude))
-      return
-    }
-    let start = body.count
-    while magnitude > 0 {
-      body.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-      magnitude /= 10
-    }
-    body[start...].reverse()
+    body.append(
+      contentsOf: [UInt8](unsafeUninitializedCapacity: 20) { buffer, written in
+        written = writeDigits(value.magnitude, into: buffer, at: 0)
+      })
   }
 
   /// Appends `date` as RFC 3339 UTC with whole seconds, without building a `String`.
