@@ -64,9 +64,18 @@ public final class APNsSimulator: APNsTransport {
     }
   }
 
-  private struct TokenRecord {
-    var pushes: [Received] = []
-    var recent: [ContinuousClock.Instant] = []
+  /// Each token's pushes within the last second (the burst limit), forgotten for tokens idle
+  /// that long once the map has doubled since the last sweep: a load test touches tens of
+  /// thousands of tokens, each only now and then.
+  private struct RecentPushes {
+    var times: [String: [ContinuousClock.Instant]] = [:]
+    var sweptAt = 1024
+
+    mutating func forgetIdle(now: ContinuousClock.Instant) {
+      guard times.count >= sweptAt * 2 else { return }
+      times = times.filter { _, pushes in pushes.last.map { now - $0 <= .seconds(1) } ?? false }
+      sweptAt = max(1024, times.count)
+    }
   }
 
   public let options: Options
@@ -76,7 +85,9 @@ public final class APNsSimulator: APNsTransport {
   private let unjournaled = Mutex<[(token: String, received: Received)]>([])
   /// Held for a whole flush, and by a reader of the journal.
   private let flushing = Mutex(())
-  private let records = Mutex<[String: TokenRecord]>([:])
+  /// What each token (or channel) was sent, without a journal.
+  private let records = Mutex<[String: [Received]]>([:])
+  private let recent = Mutex(RecentPushes())
   private let unregistered = Mutex<[String: Date]>([:])
   private let random = Mutex(SplitMix64(seed: 0x5EED))
   private let counts = Mutex<[Int: Int]>([:])
@@ -133,7 +144,7 @@ public final class APNsSimulator: APNsTransport {
   public func send(_ request: APNsRequest) async throws -> APNsResponse {
     if options.latency > .zero { try await Task.sleep(for: options.latency) }
     let response = answer(request)
-    let token = request.token.lowercased()
+    let token = Self.lowercased(request.token)
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
       body: request.payload)
@@ -148,13 +159,12 @@ public final class APNsSimulator: APNsTransport {
     if journal != nil {
       unjournaled.withLock { $0.append((key, received)) }
     } else {
+      // Changed in place (a copy taken out would copy the token's whole record per push).
       records.withLock { records in
-        var record = records[key] ?? TokenRecord()
-        record.pushes.append(received)
-        if record.pushes.count > options.keepPerToken {
-          record.pushes.removeFirst(record.pushes.count - options.keepPerToken)
+        records[key, default: []].append(received)
+        if records[key]!.count > options.keepPerToken {
+          records[key]!.removeFirst(records[key]!.count - options.keepPerToken)
         }
-        records[key] = record
       }
     }
   }
@@ -162,7 +172,7 @@ public final class APNsSimulator: APNsTransport {
   /// What was kept under `key`, oldest first: with a journal, what it holds and what waits for
   /// the next flush.
   private func recorded(under key: String) throws -> [Received] {
-    guard let journal else { return records.withLock { $0[key]?.pushes ?? [] } }
+    guard let journal else { return records.withLock { $0[key] ?? [] } }
     // Never in the middle of a flush, so a push is seen once: on disk or still waiting.
     let (kept, waiting) = try flushing.withLock { _ in
       (
@@ -175,17 +185,16 @@ public final class APNsSimulator: APNsTransport {
 
   private func answer(_ request: APNsRequest) -> APNsResponse {
     if let refusal = APNsRules.check(request, bundleID: options.bundleID) { return refusal }
-    let token = request.token.lowercased()
+    let token = Self.lowercased(request.token)
     if let since = unregistered.withLock({ $0[token] }) {
       return APNsResponse(status: 410, reason: "Unregistered", timestamp: since, id: request.id)
     }
     let now = ContinuousClock.now
-    let throttled = records.withLock { records -> Bool in
-      var record = records[token] ?? TokenRecord()
-      record.recent.removeAll { now - $0 > .seconds(1) }
-      let over = record.recent.count >= options.perTokenBurst
-      if !over { record.recent.append(now) }
-      records[token] = record
+    let throttled = recent.withLock { recent -> Bool in
+      recent.times[token, default: []].removeAll { now - $0 > .seconds(1) }
+      let over = recent.times[token]!.count >= options.perTokenBurst
+      if !over { recent.times[token]!.append(now) }
+      recent.forgetIdle(now: now)
       return over
     }
     if throttled { return APNsResponse(status: 429, reason: "TooManyRequests", id: request.id) }
@@ -274,6 +283,12 @@ public final class APNsSimulator: APNsTransport {
   /// What `channel` was sent, oldest first (refusals included).
   public func broadcasts(to channel: String) throws -> [Received] {
     try recorded(under: Self.channelKey(channel))
+  }
+
+  /// `token` in lowercase, the same string when it is already (as every sender's is): a
+  /// lowercased copy per push was most of what a load test's pushes kept alive.
+  static func lowercased(_ token: String) -> String {
+    token.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } ? token.lowercased() : token
   }
 
   /// A channel's record beside the tokens' (a channel id is base64: it keeps its case).
