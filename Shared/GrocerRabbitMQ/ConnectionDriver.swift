@@ -361,6 +361,10 @@ final class ConnectionDriver: @unchecked Sendable {
           AMQPError.connectionLost(String(cString: amqp_error_string2(status))))
         return
       }
+      // Any frame is the broker alive, heartbeats included: librabbitmq may have read them into
+      // its buffer earlier, when no poll saw the socket readable (a busy cart benchmark lost an
+      // idle connection to a heartbeat time-out that way).
+      lastInbound = ContinuousClock.now
       guard frame.frame_type == UInt8(AMQP_FRAME_METHOD) else {
         amqp_maybe_release_buffers(connection)
         continue
