@@ -38,16 +38,29 @@ import Testing
     func count(_ token: String) -> Int { sent.withLock { $0.filter { $0 == token }.count } }
   }
 
-  @Test func twoReplicasSendEachUpdateAndAlertOnce() async throws {
-    let location = try TestEngine.postgres.freshLocation("notify")
-    defer { location.remove() }
-    let transport = SlowTransport(delay: .milliseconds(40))
+  /// Replicas a and b on one fresh database and queue, sending through one slow APNs.
+  struct Replicas {
+    let location: TestLocation
+    let transport: SlowTransport
     let clock = ManualClock()
-    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
-    let a = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
-    let b = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let a: NotifyFixture
+    let b: NotifyFixture
+
+    init(delay: Duration) throws {
+      location = try TestEngine.postgres.freshLocation("notify")
+      transport = SlowTransport(delay: delay)
+      let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
+      a = try NotifyFixture(
+        transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
+      b = try NotifyFixture(
+        transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    }
+  }
+
+  @Test func twoReplicasSendEachUpdateAndAlertOnce() async throws {
+    let replicas = try Replicas(delay: .milliseconds(40))
+    defer { replicas.location.remove() }
+    let (a, b, transport, clock) = (replicas.a, replicas.b, replicas.transport, replicas.clock)
     let orders = (0..<24).map { "o\($0)" }
     for (index, order) in orders.enumerated() {
       try a.activity(order, token: NotifyFixture.activityToken(index))
@@ -56,7 +69,7 @@ import Testing
     for device in 0..<6 { try b.app.commands.registerDevice(NotifyFixture.deviceToken(device), user: "u1") }
     try b.app.commands.queueAlert(
       AlertText(title: "Order confirmed", body: "We're packing your order."), user: "u1", orderId: "o1",
-      occurredAt: clock.now(), messageID: "m-alert", consumer: queue)
+      occurredAt: clock.now(), messageID: "m-alert", consumer: b.consumer)
 
     // Both replicas' rounds at once, and again while newer versions arrive.
     async let first = (a.app.engine.round(), b.app.engine.round())
@@ -84,15 +97,9 @@ import Testing
   /// Push-to-start on two replicas at once: each order is started once, on each of its devices,
   /// and each device's budget counts the starts of both.
   @Test func twoReplicasStartEachOrderOnce() async throws {
-    let location = try TestEngine.postgres.freshLocation("notify")
-    defer { location.remove() }
-    let transport = SlowTransport(delay: .milliseconds(20))
-    let clock = ManualClock()
-    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
-    let a = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
-    let b = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let replicas = try Replicas(delay: .milliseconds(20))
+    defer { replicas.location.remove() }
+    let (a, b, transport, clock) = (replicas.a, replicas.b, replicas.transport, replicas.clock)
     let starts = (0..<6).map { PushToStartTests.startToken($0) }
     for (index, start) in starts.enumerated() {
       try a.app.commands.registerDevice(NotifyFixture.deviceToken(index), user: "u\(index)")
@@ -122,15 +129,9 @@ import Testing
   /// leaves the customer alone while the first holds their starts, so the device's budget (one
   /// start left) is decided once; the second order then gets an alert instead.
   @Test func twoReplicasNeverStartOneCustomersOrdersAtOnce() async throws {
-    let location = try TestEngine.postgres.freshLocation("notify")
-    defer { location.remove() }
-    let transport = SlowTransport(delay: .milliseconds(400))
-    let clock = ManualClock()
-    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
-    let a = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
-    let b = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let replicas = try Replicas(delay: .milliseconds(400))
+    defer { replicas.location.remove() }
+    let (a, b, transport, clock) = (replicas.a, replicas.b, replicas.transport, replicas.clock)
     let (device, start) = (NotifyFixture.deviceToken(7), PushToStartTests.startToken(7))
     try a.app.commands.registerDevice(device, user: "u7")
     try a.app.commands.setStartToken(start, device: device, user: "u7")
@@ -159,15 +160,9 @@ import Testing
   }
 
   @Test func aReplicaThatStoppedMidRoundHasItsClaimsTakenOverOnceTheyRunOut() async throws {
-    let location = try TestEngine.postgres.freshLocation("notify")
-    defer { location.remove() }
-    let transport = SlowTransport(delay: .milliseconds(1))
-    let clock = ManualClock()
-    let queue = "notify-replicas-\(UUID().uuidString.prefix(8).lowercased())"
-    let a = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "a")
-    let b = try NotifyFixture(
-      transport: transport, clock: clock, sharing: location, serviceName: queue, replicaID: "b")
+    let replicas = try Replicas(delay: .milliseconds(1))
+    defer { replicas.location.remove() }
+    let (a, b, transport, clock) = (replicas.a, replicas.b, replicas.transport, replicas.clock)
     try a.activity("o1", token: NotifyFixture.activityToken(1))
     try a.update(a.snapshot("o1", 1, .picking))
     // Replica a claims the update and stops before sending it (its claim stays behind).
