@@ -310,6 +310,22 @@ import Testing
     // The same event again (redelivered) counts once.
     try confirm("o2", "u1", [(skus[0], 1), ("unknown-sku", 1)])
     try confirm("o3", "u2", [(skus[2], 1)])
+    // An order naming a product on two lines counts once, with both quantities.
+    func popularity(_ sku: SKU) throws -> Int64 {
+      try fixture.app.store.database.read {
+        try $0.queryOne("SELECT popularity FROM products WHERE hub = 'h1' AND sku = ?", sku)?.int64(0) ?? -1
+      }
+    }
+    let before = try popularity(skus[2])
+    try confirm("o4", "u2", [(skus[2], 2), (skus[1], 1), (skus[2], 3)])
+    let after = try popularity(skus[2])
+    #expect(after == before + 5)
+    let bought = try fixture.app.store.database.read { db in
+      try db.query(
+        "SELECT sku, orders, quantity FROM purchases WHERE hub = 'h1' AND user_id = 'u2' ORDER BY sku"
+      ).map { "\(try $0.string(0)) \(try $0.int(1)) \(try $0.int(2))" }
+    }
+    #expect(bought == ["\(skus[1]) 1 1", "\(skus[2]) 2 6"].sorted())
     let u1 = ["Authorization": "Bearer " + StockFixture.token("u1", clock: fixture.clock)]
     let home = try (await fixture.client.get("/v1/hubs/h1/home", headers: u1)).json(as: Home.self)
     let again = try #require(home.sections.first { $0.type == "buyAgain" })

@@ -224,11 +224,14 @@ public final class StockStore: Sendable {
       reservation.orderId, reservation.hub, Data(ReservationLine.jsonBytes(reservation.lines)),
       reservation.state.rawValue,
       reservation.createdAt.timeIntervalSince1970, reservation.expiresAt.timeIntervalSince1970)
-    for line in reservation.lines {
-      try db.execute(
-        "INSERT INTO reservation_lines (order_id, sku, quantity) VALUES (?, ?, ?)",
-        reservation.orderId, line.sku, line.quantity)
-    }
+    // One statement for all the lines (each its own cost PostgreSQL a round trip per line).
+    guard !reservation.lines.isEmpty else { return }
+    try db.execute(
+      "INSERT INTO reservation_lines (order_id, sku, quantity) VALUES "
+        + Array(repeating: "(?, ?, ?)", count: reservation.lines.count).joined(separator: ", "),
+      bindings: reservation.lines.flatMap { line -> [any SQLBindable] in
+        [reservation.orderId, line.sku, line.quantity]
+      })
   }
 
   /// Stores a released reservation without lines, finished at `now`.

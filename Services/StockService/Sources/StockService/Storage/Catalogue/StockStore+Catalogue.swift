@@ -53,21 +53,33 @@ extension StockStore {
 
   // MARK: Purchases
 
-  /// Adds an order's lines to what `user` bought at `hub` and to each product's popularity.
+  /// Adds an order's lines to what `user` bought at `hub` and to each product's popularity: two
+  /// statements for the whole order (one per line each cost PostgreSQL most of a round trip per
+  /// line), its lines merged by SKU first (one order counts once per product).
   func recordPurchase(
     hub: HubID, user: String, lines: [OrderOutcome.Line], at now: Date, in db: any SQLConnection
   ) throws {
-    for line in lines where line.quantity > 0 {
-      try db.execute(
-        """
-        INSERT INTO purchases (hub, user_id, sku, orders, quantity, last_at) VALUES (?, ?, ?, 1, ?, ?)
-        ON CONFLICT (hub, user_id, sku) DO UPDATE SET orders = purchases.orders + 1,
-          quantity = purchases.quantity + excluded.quantity, last_at = excluded.last_at
-        """, hub, user, line.sku, line.quantity, now.timeIntervalSince1970)
-      try db.execute(
-        "UPDATE products SET popularity = popularity + ? WHERE hub = ? AND sku = ?", line.quantity, hub,
-        line.sku)
-    }
+    var quantities: [SKU: Int] = [:]
+    for line in lines where line.quantity > 0 { quantities[line.sku, default: 0] += line.quantity }
+    let bought = quantities.sorted { $0.key < $1.key }
+    guard !bought.isEmpty else { return }
+    let at = now.timeIntervalSince1970
+    try db.execute(
+      """
+      INSERT INTO purchases (hub, user_id, sku, orders, quantity, last_at) VALUES \(
+        Array(repeating: "(?, ?, ?, 1, ?, ?)", count: bought.count).joined(separator: ", "))
+      ON CONFLICT (hub, user_id, sku) DO UPDATE SET orders = purchases.orders + 1,
+        quantity = purchases.quantity + excluded.quantity, last_at = excluded.last_at
+      """, bindings: bought.flatMap { sku, quantity -> [any SQLBindable] in [hub, user, sku, quantity, at] })
+    // The products in SKU order, as every writer of them locks them.
+    try db.execute(
+      """
+      UPDATE products SET popularity = popularity + CASE sku \(
+        Array(repeating: "WHEN ? THEN CAST(? AS BIGINT)", count: bought.count).joined(separator: " ")) ELSE 0 END
+      WHERE hub = ? AND sku IN (\(Array(repeating: "?", count: bought.count).joined(separator: ", ")))
+      """,
+      bindings: bought.flatMap { sku, quantity -> [any SQLBindable] in [sku, quantity] } + [hub]
+        + bought.map { $0.key })
   }
 
   /// What `user` ordered most often at `hub` (then most units, then most recently), up to
