@@ -131,6 +131,7 @@ enum PercentDecoding {
   static func parameter(_ name: String, in raw: String) -> String? {
     var raw = raw
     raw.makeContiguousUTF8()
+    // Contiguous after `makeContiguousUTF8`, so the closure always runs.
     return raw.utf8.withContiguousStorageIfAvailable { bytes -> String? in
       var found: Range<Int>?
       var start = 0
@@ -160,7 +161,7 @@ enum PercentDecoding {
       guard let found else { return nil }
       return decode(
         Substring(decoding: UnsafeBufferPointer(rebasing: bytes[found]), as: UTF8.self), plusIsSpace: true)
-    } ?? parseQuery(raw)[name]
+    } ?? nil
   }
 
   /// `a=1&b=x+y&a=2` → `["a": "2", "b": "x y"]`. A name without `=` maps to the empty string.

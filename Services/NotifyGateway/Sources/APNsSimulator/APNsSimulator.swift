@@ -143,8 +143,8 @@ public final class APNsSimulator: APNsTransport {
 
   public func send(_ request: APNsRequest) async throws -> APNsResponse {
     if options.latency > .zero { try await Task.sleep(for: options.latency) }
-    let response = answer(request)
     let token = Self.lowercased(request.token)
+    let response = answer(request, token: token)
     let received = Received(
       receivedAt: clock.now(), status: response.status, reason: response.reason, headers: request.headers,
       body: request.payload)
@@ -183,9 +183,9 @@ public final class APNsSimulator: APNsTransport {
     return Array((kept + waiting.map(\.received)).suffix(options.keepPerToken))
   }
 
-  private func answer(_ request: APNsRequest) -> APNsResponse {
+  /// `token` is the request's, lowercased once by the caller.
+  private func answer(_ request: APNsRequest, token: String) -> APNsResponse {
     if let refusal = APNsRules.check(request, bundleID: options.bundleID) { return refusal }
-    let token = Self.lowercased(request.token)
     if let since = unregistered.withLock({ $0[token] }) {
       return APNsResponse(status: 410, reason: "Unregistered", timestamp: since, id: request.id)
     }
