@@ -180,8 +180,12 @@ import Testing
         == "Rain delay"
     }
     #expect(noticed, "the hub's notice never reached the order's tracking")
-    let channel = try await system.call("GET", "/v1/hubs/\(hub)/notices", token: customer)
-    #expect(((try? object(channel.body)["channelId"]) as? String)?.isEmpty == false, "\(text(channel.body))")
+    // The channel is made by the gateway's delivery round, which may come after the notice shows.
+    let hasChannel = try await eventually(timeout: .seconds(15)) {
+      let channel = try await system.call("GET", "/v1/hubs/\(hub)/notices", token: customer)
+      return ((try? self.object(channel.body)["channelId"]) as? String)?.isEmpty == false
+    }
+    #expect(hasChannel, "the hub's notice channel was never made")
 
     // The app follows it as server-sent events through the gateway (curl, unbuffered).
     let follower = Process()
