@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Push load: NotifyGateway's whole path — tracking.updated through RabbitMQ, the consumer and
 # its store (coalescing), the delivery engine and push policy, into the APNs simulator — with
-# `grocer load push`, which runs the gateway in its own process on a queue of its own.
+# `grocer load push`, which starts `notify-gateway` (beside `grocer`) as a process of its own on a
+# queue of its own, so the peak memory and CPU per push it reports are the gateway's alone.
 # Two runs: a fixed 1,000 events/s for BENCH_SECONDS (latency target: p99 < 100 ms) and a short
 # one at BENCH_MAX_RATE events/s (throughput target: >= 5,000 pushes/s). Builds nothing: `make
 # bench` builds the release binaries first.

@@ -71,7 +71,8 @@ public enum Outbox {
       return connection.changes
     }
     var removed = 0
-    for chunk in stride(from: 0, to: seqs.count, by: 500).map({ seqs[$0..<min($0 + 500, seqs.count)] }) {
+    for run in SQLRuns.ranges(seqs.count, largest: 512) {
+      let chunk = seqs[run]
       let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
       try connection.execute("DELETE FROM outbox WHERE seq IN (\(placeholders))", bindings: Array(chunk))
       removed += connection.changes

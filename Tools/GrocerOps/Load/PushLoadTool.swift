@@ -1,5 +1,6 @@
 import Foundation
 import GrocerAMQP
+import GrocerAuth
 import GrocerContracts
 import GrocerCore
 import GrocerHTTP
@@ -9,15 +10,16 @@ import GrocerRuntime
 import NotifyGateway
 import Synchronization
 
-/// The push load tool (`grocer load push`): a NotifyGateway in this process, with its APNs
-/// simulator, fed through the real broker. It registers N Live Activities
-/// (`liveActivity.token`), then publishes `tracking.updated` for them at a fixed rate for a
-/// while — mostly ETA drifts (priority 5), every fourth a stage change (priority 10, on the
-/// budget), every tenth a rider-only move (no push) — and reports what came out of the
-/// simulator: pushes per second, event-to-push latency percentiles, downgrades, coalesced and
-/// dropped updates, APNs answers by reason, memory; as text and as an SVG chart over time.
+/// The push load tool (`grocer load push`): a `notify-gateway` in a process of its own, with its
+/// built-in APNs simulator, fed through the real broker, so what it reports of memory and CPU is
+/// the gateway's alone. It registers N Live Activities (`liveActivity.token`), then publishes
+/// `tracking.updated` for them at a fixed rate for a while — mostly ETA drifts (priority 5),
+/// every fourth a stage change (priority 10, on the budget), every tenth a rider-only move — and
+/// reports what APNs received (the simulator's journal, read once the gateway stopped): pushes per
+/// second, event-to-push latency percentiles, downgrades, coalesced and dropped updates, APNs
+/// answers, the gateway's peak memory and CPU per push; as text and as an SVG chart over time.
 /// With `starts`, as many orders are confirmed over the run without an activity token, each to a
-/// device with a push-to-start token: their start pushes (and confirmation alerts) mix in.
+/// device registered with a push-to-start token: their start pushes (and confirmation alerts) mix in.
 public final class PushLoadTool: Sendable {
   public struct Options: Sendable {
     public var orders = 2000
@@ -29,6 +31,8 @@ public final class PushLoadTool: Sendable {
     public var starts = 0
     /// Where `push-load.svg` goes (nil: no chart).
     public var chartPath: String?
+    /// The `notify-gateway` to run: by default the one beside this executable.
+    public var gatewayPath = GatewayProcess.besideThisExecutable("notify-gateway")
     public var settings: Settings
 
     public init(settings: Settings) { self.settings = settings }
@@ -53,7 +57,11 @@ public final class PushLoadTool: Sendable {
     public var answers: [String: Int] = [:]
     /// Start pushes APNs accepted, of `options.starts`.
     public var startsDelivered = 0
+    /// The gateway process's largest resident set.
     public var peakMemoryMB = 0.0
+    /// CPU the gateway and this tool used from the timed run's start to the drain's end.
+    public var gatewayCPUSeconds = 0.0
+    public var toolCPUSeconds = 0.0
     public var timeline: [Second] = []
 
     public func percentile(_ p: Double) -> Double {
@@ -64,6 +72,9 @@ public final class PushLoadTool: Sendable {
 
     public var description: String {
       func ms(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+      func perPush(_ seconds: Double) -> String {
+        String(format: "%.3f ms", seconds * 1000 / Double(max(pushes, 1)))
+      }
       return """
         push load: \(options.orders) activities, \(options.rate) tracking.updated/s for \(options.seconds) s, \(options.starts) started by push
           events published     \(published)
@@ -74,7 +85,8 @@ public final class PushLoadTool: Sendable {
           dropped              \(dropped)
           APNs answers         \(answers.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
           start pushes         \(startsDelivered) of \(options.starts)
-          peak memory          \(String(format: "%.0f", peakMemoryMB)) MB
+          peak memory          \(String(format: "%.0f", peakMemoryMB)) MB (the gateway's process)
+          CPU a push           gateway \(perPush(gatewayCPUSeconds)), load tool \(perPush(toolCPUSeconds))
         """
     }
   }
@@ -89,178 +101,247 @@ public final class PushLoadTool: Sendable {
 
   public func run(progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Report {
     let unique = String(UUID().uuidString.prefix(8)).lowercased()
-    var configuration = NotifyGatewayConfiguration(settings: options.settings)
-    configuration.serviceName = "push-load-\(unique)"
-    configuration.dataDirectory = NSTemporaryDirectory() + "grocer-push-load-\(unique)"
-    configuration.hourlyBudget = options.hourlyBudget
-    configuration.queueExpiry = 600
-    configuration.simulatorBurst = 1000
-    configuration.liveActivityStartAfter = 1
-    defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
-
-    let seen = Observations()
-    let metrics = MetricsRegistry()
-    let app = try buildNotifyGateway(
-      configuration: configuration, logger: logger, metrics: metrics,
-      onDelivered: { push in
-        let now = ContinuousClock.now
-        if let sent = seen.publishedAt.withLock({ $0.removeValue(forKey: "\(push.orderId)-v\(push.version)") }
-        ) {
-          seen.samples.withLock { $0.append(Self.seconds(now - sent)) }
-        }
-        seen.lastPush.withLock { $0 = now }
-      })
-    for service in app.services where !(service is HTTPServer) { try await service.start() }
+    let queue = "push-load-\(unique)"
+    let dataDirectory = NSTemporaryDirectory() + "grocer-push-load-\(unique)"
+    defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    let gateway = try await GatewayProcess(
+      executable: options.gatewayPath, dataDirectory: dataDirectory,
+      overrides: [
+        "GROCER_SERVICE_NAME": queue, "GROCER_PUSH_HOURLY_BUDGET": "\(options.hourlyBudget)",
+        "GROCER_QUEUE_EXPIRES": "600", "GROCER_APNS_TRANSPORT": "simulator", "GROCER_APNS_SIM_BURST": "1000",
+        "GROCER_APNS_SIM_JOURNAL": "1", "GROCER_LIVE_ACTIVITY_START_AFTER": "1",
+        "GROCER_LOG_LEVEL": "warning",
+      ])
     let publisher = AMQPPublisher(
-      configuration: AMQPConfiguration(
-        settings: options.settings, connectionName: "\(configuration.serviceName)-load"),
-      logger: logger, metrics: metrics)
-    try await publisher.start()
+      configuration: AMQPConfiguration(settings: options.settings, connectionName: "\(queue)-load"),
+      logger: logger, metrics: MetricsRegistry())
     // The run's queue goes when it ends: one left bound would take a copy of every later run's
     // events (and tie up the broker writing them).
-    let amqp = AMQPConfiguration(
-      settings: options.settings, connectionName: "\(configuration.serviceName)-admin")
+    let amqp = AMQPConfiguration(settings: options.settings, connectionName: "\(queue)-admin")
     do {
+      try await publisher.start()
       let report = try await measure(
-        app: app, publisher: publisher, configuration: configuration, unique: unique, metrics: metrics,
-        seen: seen, progress: progress)
-      await stop(app: app, publisher: publisher, amqp: amqp, queue: configuration.serviceName)
+        gateway: gateway, publisher: publisher, queue: queue, unique: unique, progress: progress)
+      await stop(gateway: gateway, publisher: publisher, amqp: amqp, queue: queue)
       return report
     } catch {
-      await stop(app: app, publisher: publisher, amqp: amqp, queue: configuration.serviceName)
+      await stop(gateway: gateway, publisher: publisher, amqp: amqp, queue: queue)
       throw error
     }
   }
 
-  private func stop(app: NotifyGatewayApp, publisher: AMQPPublisher, amqp: AMQPConfiguration, queue: String)
+  private func stop(gateway: GatewayProcess, publisher: AMQPPublisher, amqp: AMQPConfiguration, queue: String)
     async
   {
     await publisher.shutdown()
-    for service in app.services.reversed() where !(service is HTTPServer) { await service.shutdown() }
+    await gateway.stop()
     try? await AMQPAdmin.deleteQueues(configuration: amqp, [queue, queue + ".parking"])
   }
 
   private func measure(
-    app: NotifyGatewayApp, publisher: AMQPPublisher, configuration: NotifyGatewayConfiguration,
-    unique: String, metrics: MetricsRegistry, seen: Observations,
+    gateway: GatewayProcess, publisher: AMQPPublisher, queue: String, unique: String,
     progress: @escaping @Sendable (String) -> Void
   ) async throws -> Report {
     guard await publisher.waitUntilConnected(timeout: .seconds(15)) else {
       throw LoadError(description: "the broker is not reachable (GROCER_AMQP_URL)")
     }
+    let consumed = { @Sendable in
+      (try? await gateway.metrics().sum("events_consumed_total", [("queue", queue)])) ?? 0
+    }
 
-    // The activities.
+    // The activities. Their snapshots are stamped `base` + version seconds, so a push's
+    // `timestamp` names the version it carries.
     let orders = (0..<options.orders).map { "load-\(unique)-\($0)" }
-    let now = Date()
+    let activityTokens = orders.indices.map {
+      String(format: "%016x", $0) + String(repeating: "ab", count: 72)
+    }
+    let base = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     for chunk in stride(from: 0, to: orders.count, by: 500) {
-      let messages = try orders[chunk..<min(chunk + 500, orders.count)].enumerated().map { offset, order in
+      let messages = try (chunk..<min(chunk + 500, orders.count)).map { index in
         try EventEnvelope(
-          id: "\(order)-token", type: TrackingEventType.liveActivityToken, occurredAt: now,
-          source: "push-load",
-          correlationId: nil, subject: EventSubject.liveActivity(order), sequence: 1,
+          id: "\(orders[index])-token", type: TrackingEventType.liveActivityToken, occurredAt: base,
+          source: "push-load", correlationId: nil, subject: EventSubject.liveActivity(orders[index]),
+          sequence: 1,
           payload: LiveActivityToken(
-            orderId: order, userId: "u-\(order)", hub: "h1",
-            token: String(format: "%016x", chunk + offset) + String(repeating: "ab", count: 72))
+            orderId: orders[index], userId: "u-\(orders[index])", hub: "h1", token: activityTokens[index])
         ).message()
       }
       try await publisher.publish(messages)
     }
     progress("registering \(orders.count) Live Activities…")
-    let store = app.store
-    let registered = await Self.eventually(seconds: 60) {
-      (try? store.database.read {
-        try $0.queryOne("SELECT count(*) FROM activities WHERE token IS NOT NULL")?.int(0)
-      })
-        == orders.count
+    guard await Self.eventually(seconds: 60, { await consumed() >= Double(orders.count) }) else {
+      throw LoadError(description: "the activities did not all arrive within 60 s")
     }
-    guard registered else { throw LoadError(description: "the activities did not all arrive within 60 s") }
-    // The devices whose orders the gateway starts by push: one start token each.
-    let startOrders = (0..<options.starts).map { "load-\(unique)-start-\($0)" }
-    let startTokens = startOrders.indices.map {
+    // The devices whose orders the gateway starts by push, registered as the app does.
+    let startTokens = (0..<options.starts).map {
       String(format: "5%015x", $0) + String(repeating: "cd", count: 40)
     }
-    try await app.store.database.onWriterQueue {
-      for (index, token) in startTokens.enumerated() {
-        let device = String(format: "%016x", index) + String(repeating: "ef", count: 24)
-        try app.commands.registerDevice(device, user: "su-\(unique)-\(index)")
-        try app.commands.setStartToken(token, device: device, user: "su-\(unique)-\(index)")
-      }
-    }
+    try await registerStartDevices(startTokens, unique: unique, gateway: gateway)
 
     // The timed run: a tick every 10 ms publishes what is due by then (open loop).
     var report = Report(options: options)
-    var versions = [Int64](repeating: 0, count: orders.count)
+    var publishedAt = [[Double]](repeating: [], count: orders.count)
+    var publishedPerSecond: [Int] = []
     var next = 0
     var published = 0
-    let start = ContinuousClock.now
-    let total = options.rate * options.seconds
-    var lastSecond = 0
-    var lastPushes = 0
-    var lastPublished = 0
-    var lastSamples = 0
     var startsSent = 0
+    let total = options.rate * options.seconds
+    let (gatewayCPU, toolCPU) = (gateway.cpuSeconds, GatewayProcess.cpuSeconds(of: "self"))
+    let startedAt = Date().timeIntervalSince1970
+    let start = ContinuousClock.now
+    // Pushes per second while it runs. Stopped by a flag: FoundationNetworking traps when a task
+    // awaiting a request is cancelled.
+    let shown = Atomic(0)
+    let displaying = Atomic(true)
+    let display = Task {
+      var last = 0.0
+      while displaying.load(ordering: .relaxed) {
+        try? await Task.sleep(for: .seconds(1))
+        guard let pushes = try? await gateway.metrics().sum("pushes_total", [("result", "ok")]) else {
+          continue
+        }
+        progress(Self.bar(shown.load(ordering: .relaxed), of: total) + " \(Int(pushes - last)) pushes/s")
+        last = pushes
+      }
+    }
+    defer { displaying.store(false, ordering: .relaxed) }
     while published < total {
       let elapsed = Self.seconds(ContinuousClock.now - start)
       let due = min(total, Int(elapsed * Double(options.rate)))
       var batch: [OutgoingMessage] = []
+      var batchOrders: [Int] = []
       while published < due {
         let index = next % orders.count
         next += 1
-        versions[index] += 1
-        batch.append(update(orders[index], version: versions[index], base: now))
+        batch.append(update(orders[index], version: Int64(publishedAt[index].count + 1), base: base))
+        batchOrders.append(index)
         published += 1
         // The starts spread evenly over the run.
-        while startsSent < startOrders.count && startsSent * total <= published * startOrders.count {
-          batch.append(try confirmed(startOrders[startsSent], user: "su-\(unique)-\(startsSent)"))
+        while startsSent < startTokens.count && startsSent * total <= published * startTokens.count {
+          batch.append(
+            try confirmed("load-\(unique)-start-\(startsSent)", user: "su-\(unique)-\(startsSent)"))
           startsSent += 1
         }
       }
       if !batch.isEmpty {
-        let sentAt = ContinuousClock.now
-        seen.publishedAt.withLock { table in for message in batch { table[message.messageID] = sentAt } }
+        let sentAt = Date().timeIntervalSince1970
+        for index in batchOrders { publishedAt[index].append(sentAt) }
+        let second = Int(elapsed)
+        while publishedPerSecond.count <= second { publishedPerSecond.append(0) }
+        publishedPerSecond[second] += batchOrders.count
+        shown.store(published, ordering: .relaxed)
         try await publisher.publish(batch)
-      }
-      let second = Int(elapsed)
-      if second > lastSecond {
-        let pushes = app.simulator?.answers[200] ?? 0
-        let all = seen.samples.withLock { $0 }
-        let window = Array(all[lastSamples...]).sorted()
-        report.timeline.append(
-          Second(
-            published: published - lastPublished, pushes: pushes - lastPushes,
-            p99: window.isEmpty ? 0 : window[min(window.count - 1, Int(Double(window.count) * 0.99))]))
-        (lastPushes, lastPublished, lastSamples, lastSecond) = (pushes, published, all.count, second)
-        report.peakMemoryMB = max(report.peakMemoryMB, Self.residentMB())
-        progress(Self.bar(published, of: total) + " \(report.timeline.last!.pushes) pushes/s")
       }
       try await Task.sleep(for: .milliseconds(10))
     }
-    // Drain: everything published is consumed and handled.
-    let expected = published + orders.count + startsSent
-    let consumed = Self.counter(
-      metrics, "events_consumed_total", labels: [("queue", configuration.serviceName)])
-    _ = await Self.eventually(seconds: 30) {
-      (try? store.pendingCount()) == 0 && consumed.value >= expected
-        && (try? store.database.read { try $0.queryOne("SELECT count(*) FROM starts")?.int(0) }) == 0
+    displaying.store(false, ordering: .relaxed)
+    await display.value
+
+    // Drain: everything published is consumed, and pushes stopped coming for 2 s (the starts go
+    // out a second after their order is confirmed).
+    let expected = Double(published + orders.count + startsSent)
+    var (lastPushes, steadySince) = (-1.0, ContinuousClock.now)
+    let deadline = ContinuousClock.now + .seconds(30)
+    var final = try await gateway.metrics()
+    while ContinuousClock.now < deadline {
+      final = try await gateway.metrics()
+      let pushes = final.sum("pushes_total")
+      if pushes != lastPushes {
+        (lastPushes, steadySince) = (pushes, ContinuousClock.now)
+      } else if final.sum("events_consumed_total", [("queue", queue)]) >= expected
+        && ContinuousClock.now - steadySince >= .seconds(2)
+      {
+        break
+      }
+      try await Task.sleep(for: .milliseconds(100))
     }
-    report.startsDelivered = startTokens.reduce(0) { total, token in
-      total + ((try? app.simulator?.received(by: token)) ?? []).filter { $0.status == 200 }.count
-    }
-    // Until the last push was answered (not the drain's polling after it).
-    report.seconds = Self.seconds(seen.lastPush.withLock { $0 } - start)
     report.published = published
-    report.latencies = seen.samples.withLock { $0 }
-    report.pushes = app.simulator?.answers[200] ?? 0
-    report.downgrades = Self.counter(metrics, "push_downgrades_total").value
-    report.coalesced = Self.counter(metrics, "push_coalesced_total").value
-    report.dropped = Self.counter(metrics, "push_dropped_total").value
-    report.answers = Dictionary(
-      uniqueKeysWithValues: (app.simulator?.answers ?? [:]).map { (String($0.key), $0.value) })
-    report.peakMemoryMB = max(report.peakMemoryMB, Self.residentMB())
+    report.pushes = Int(final.sum("pushes_total", [("result", "ok")]))
+    report.answers = final.byLabel("pushes_total", "result").mapValues { Int($0) }
+    report.downgrades = Int(final.sum("push_downgrades_total"))
+    report.coalesced = Int(final.sum("push_coalesced_total"))
+    report.dropped = Int(final.sum("push_dropped_total"))
+    report.peakMemoryMB = gateway.peakResidentMB
+    report.gatewayCPUSeconds = gateway.cpuSeconds - gatewayCPU
+    report.toolCPUSeconds = GatewayProcess.cpuSeconds(of: "self") - toolCPU
+
+    // What APNs received, from the simulator's journal once the gateway wrote it and stopped.
+    await gateway.stop()
+    let journal = try SimulatorJournalStore(dataDirectory: gateway.dataDirectory, logger: logger)
+    let orderOfToken = Dictionary(uniqueKeysWithValues: activityTokens.enumerated().map { ($1, $0) })
+    let starts = Set(startTokens)
+    var pushesPerSecond: [Int: Int] = [:]
+    var latenciesPerSecond: [Int: [Double]] = [:]
+    var lastPush = startedAt
+    for push in try journal.pushes() where push.status == 200 {
+      let receivedAt = push.receivedAt.timeIntervalSince1970
+      let second = Int(receivedAt - startedAt)
+      pushesPerSecond[second, default: 0] += 1
+      if starts.contains(push.token) { report.startsDelivered += 1 }
+      guard let index = orderOfToken[push.token], let stamp = Self.timestamp(in: push.body) else { continue }
+      lastPush = max(lastPush, receivedAt)
+      let version = stamp - Int(base.timeIntervalSince1970)
+      guard version >= 1 && version <= publishedAt[index].count else { continue }
+      let latency = receivedAt - publishedAt[index][version - 1]
+      report.latencies.append(latency)
+      latenciesPerSecond[second, default: []].append(latency)
+    }
+    // Until the last update was answered (not the drain's polling after it, nor the starts,
+    // which wait a second after their order is confirmed).
+    report.seconds = lastPush - startedAt
+    let seconds = max(publishedPerSecond.count, (pushesPerSecond.keys.max() ?? 0) + 1)
+    report.timeline = (0..<seconds).map { second in
+      let window = (latenciesPerSecond[second] ?? []).sorted()
+      return Second(
+        published: second < publishedPerSecond.count ? publishedPerSecond[second] : 0,
+        pushes: pushesPerSecond[second] ?? 0,
+        p99: window.isEmpty ? 0 : window[min(window.count - 1, Int(Double(window.count) * 0.99))])
+    }
     if let path = options.chartPath {
       try Self.chart(report).write(toFile: path, atomically: true, encoding: .utf8)
     }
     return report
+  }
+
+  /// Registers one device per start token, each for a user of its own, through the gateway's API.
+  private func registerStartDevices(_ startTokens: [String], unique: String, gateway: GatewayProcess)
+    async throws
+  {
+    let signer = HS256Signer(
+      secret: options.settings.string("GROCER_JWT_SECRET", default: Settings.localJWTSecret))
+    let now = Date()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, startToken) in startTokens.enumerated() {
+        if index >= 8 { try await group.next() }
+        group.addTask {
+          let device = String(format: "%016x", index) + String(repeating: "ef", count: 24)
+          let bearer = signer.sign(
+            claims: TokenClaims(subject: "su-\(unique)-\(index)", issuedAt: now, expiresAt: now + 3600))
+          try await gateway.put("/v1/devices/\(device)", bearer: bearer)
+          try await gateway.put(
+            "/v1/devices/\(device)/live-activity-start-token", bearer: bearer,
+            body: "{\"token\":\"\(startToken)\"}")
+        }
+      }
+      try await group.waitForAll()
+    }
+  }
+
+  /// The `aps.timestamp` of a Live Activity push's body (the only `timestamp` key it has).
+  static func timestamp(in body: [UInt8]) -> Int? {
+    let key = Array("\"timestamp\":".utf8)
+    guard body.count > key.count,
+      let at = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) })
+    else { return nil }
+    var value = 0
+    var index = at + key.count
+    while index < body.count, body[index] == UInt8(ascii: " ") { index += 1 }
+    let first = index
+    while index < body.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(body[index]) {
+      value = value * 10 + Int(body[index] - UInt8(ascii: "0"))
+      index += 1
+    }
+    return index > first ? value : nil
   }
 
   /// The `version`th update of `order`: ETA drift mostly, a stage change every fourth, a rider
@@ -297,15 +378,6 @@ public final class PushLoadTool: Sendable {
         deliverTo: GeoPoint(lat: 52.53, lng: 13.41), paymentId: "pay-\(order)", placedAt: Date()))
   }
 
-  /// What the gateway tells the tool as pushes are answered.
-  final class Observations: Sendable {
-    /// Seconds from publishing to APNs's answer, one per delivered push.
-    let samples = Mutex<[Double]>([])
-    let lastPush = Mutex(ContinuousClock.now)
-    /// When each (order, version) was published: latency is measured from there, exactly.
-    let publishedAt = Mutex<[String: ContinuousClock.Instant]>([:])
-  }
-
   struct LoadError: Error, CustomStringConvertible {
     var description: String
   }
@@ -314,27 +386,13 @@ public final class PushLoadTool: Sendable {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
-  static func eventually(seconds: Double, _ condition: @Sendable () -> Bool) async -> Bool {
+  static func eventually(seconds: Double, _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
-      if condition() { return true }
-      try? await Task.sleep(for: .milliseconds(50))
+      if await condition() { return true }
+      try? await Task.sleep(for: .milliseconds(100))
     }
-    return condition()
-  }
-
-  /// The gateway's counter `name` (the registry answers the instrument it registered).
-  static func counter(_ metrics: MetricsRegistry, _ name: String, labels: [(String, String)] = []) -> Counter
-  {
-    metrics.counter(name, help: "", labels: labels)
-  }
-
-  static func residentMB() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-      let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-    else { return 0 }
-    let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    return kilobytes / 1024
+    return await condition()
   }
 
   static func bar(_ done: Int, of total: Int) -> String {

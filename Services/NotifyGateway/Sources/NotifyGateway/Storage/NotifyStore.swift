@@ -615,7 +615,7 @@ public final class NotifyStore: Sendable {
 
   /// `values` in pieces small enough to bind in one statement on either engine.
   private static func chunks<Value: SQLBindable>(_ values: [Value]) -> [[any SQLBindable]] {
-    stride(from: 0, to: values.count, by: 250).map { Array(values[$0..<min($0 + 250, values.count)]) }
+    SQLRuns.ranges(values.count, largest: 256).map { Array(values[$0]) }
   }
 
   /// The activity of `orderId` (tests, operators).

@@ -20,7 +20,7 @@ public final class SimulatorJournalStore: SimulatorJournal {
         (try $0.string(0), try $0.int(1))
       }
     }
-    rows = Mutex(Dictionary(counts, uniquingKeysWith: +))
+    rows = Mutex(Dictionary(counts.map { (APNsSimulator.fingerprint($0.0), $0.1) }, uniquingKeysWith: +))
   }
 
   /// The journal's file in `dataDirectory`, opened and migrated.
@@ -92,6 +92,19 @@ public final class SimulatorJournalStore: SimulatorJournal {
     }
   }
 
+  /// Every push the journal holds, oldest first, without its headers (the push load tool reads
+  /// a stopped gateway's to time each push).
+  public func pushes() throws -> [(token: String, receivedAt: Date, status: Int, body: [UInt8])] {
+    try database.read { db in
+      try db.query("SELECT token, received_at, status, body FROM simulator_pushes ORDER BY id").map { row in
+        (
+          try row.string(0), Date(timeIntervalSince1970: try row.double(1)), try row.int(2),
+          Array(try row.data(3))
+        )
+      }
+    }
+  }
+
   /// Rows per token, kept in the file (tests).
   func rowCount(of token: String) throws -> Int {
     try database.read {
@@ -111,19 +124,30 @@ public final class SimulatorJournalStore: SimulatorJournal {
     return String(decoding: out.bytes, as: UTF8.self)
   }
 
-  /// Rows per token, so pruning needs no count from the database.
-  private let rows: Mutex<[String: Int]>
+  /// Rows per token (by its fingerprint), so pruning needs no count from the database.
+  private let rows: Mutex<[UInt64: Int]>
 
   /// Rows a statement inserts at most (6 values each, far below SQLite's bound on parameters).
-  static let rowsPerInsert = 100
+  static let rowsPerInsert = 128
 
   public func append(_ pushes: [(token: String, received: APNsSimulator.Received)], keep: Int) throws {
-    var counts = rows.withLock { $0 }
-    for (token, _) in pushes { counts[token, default: 0] += 1 }
-    let prune = counts.filter { $0.value >= keep + max(1, keep / 2) }.map(\.key)
+    let keys = pushes.map { APNsSimulator.fingerprint($0.token) }
+    // The tokens over `keep` and half as many again once these are in (the counts change in
+    // place after the write: a copy taken out would copy every token's count per flush).
+    let prune = rows.withLock { counts in
+      var added: [UInt64: Int] = [:]
+      var prune: [String: UInt64] = [:]
+      for (index, key) in keys.enumerated() {
+        added[key, default: 0] += 1
+        if counts[key, default: 0] + added[key]! >= keep + max(1, keep / 2) {
+          prune[pushes[index].token] = key
+        }
+      }
+      return prune
+    }
     try database.write { db in
-      for start in stride(from: 0, to: pushes.count, by: Self.rowsPerInsert) {
-        let chunk = pushes[start..<min(pushes.count, start + Self.rowsPerInsert)]
+      for run in SQLRuns.ranges(pushes.count, largest: Self.rowsPerInsert) {
+        let chunk = pushes[run]
         var bindings: [any SQLBindable] = []
         bindings.reserveCapacity(chunk.count * 6)
         for (token, received) in chunk {
@@ -137,7 +161,7 @@ public final class SimulatorJournalStore: SimulatorJournal {
             + Array(repeating: "(?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", "),
           bindings: bindings)
       }
-      for token in prune {
+      for token in prune.keys {
         try db.execute(
           """
           DELETE FROM simulator_pushes WHERE token = ? AND id < (
@@ -145,8 +169,10 @@ public final class SimulatorJournalStore: SimulatorJournal {
           """, token, token, keep)
       }
     }
-    for token in prune { counts[token] = keep }
-    rows.withLock { $0 = counts }
+    rows.withLock { counts in
+      for key in keys { counts[key, default: 0] += 1 }
+      for key in prune.values { counts[key] = keep }
+    }
   }
 }
 
