@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Outbox-relay benchmark: confirmed events/s from a SQLite outbox through OutboxRelay and
 # AMQPPublisher into a durable quorum queue on the local RabbitMQ, for several relay batch sizes,
-# beside the publisher alone (same messages from memory, no SQLite). Builds nothing: `make bench`
-# builds the release binaries first.
+# beside the publisher alone (same messages from memory, no SQLite; its batch and confirms in
+# flight are the relay's), alternating twice; CPU per event of the process and of the broker.
+# Builds nothing: `make bench` builds the release binaries first.
 #
 # Environment (all optional):
 #   BENCH_EVENTS        events per measurement (default 50000)
@@ -37,27 +38,33 @@ OUT="$(mktemp /tmp/grocer-bench-relay.XXXXXX)"
 field() { sed -n "s/.*[ ]$2=\([0-9.]*\).*/\1/p" <<<" $1"; }
 echo
 echo "Summary (target: relay >= $TARGET confirmed events/s with pipelined confirms)"
-printf '%-30s %10s %9s %16s\n' run events seconds "confirmed/s"
+printf '%-30s %10s %9s %12s %20s\n' run events seconds "confirmed/s" "CPU µs/event: own broker"
 while IFS= read -r line; do
   case "$line" in
     relay\ * | baseline\ *)
       name="$(awk '{ print $1 }' <<<"$line") $(awk '{ print $2 }' <<<"$line")"
       [[ "$line" == baseline\ * ]] && name="$name $(awk '{ print $3 }' <<<"$line")"
-      printf '%-30s %10s %9s %16s\n' "$name" "$(field "$line" events)" "$(field "$line" seconds)" \
-        "$(field "$line" confirmed_per_s)"
+      printf '%-30s %10s %9s %12s %14s %6s\n' "$name" "$(field "$line" events)" "$(field "$line" seconds)" \
+        "$(field "$line" confirmed_per_s)" "$(field "$line" cpu_us_per_event)" "$(field "$line" broker_cpu_us_per_event)"
       ;;
   esac
 done <"$OUT"
 grep '^ratio ' "$OUT" || true
 
-echo "Targets:"
+ratio_line="$(grep '^ratio ' "$OUT" || true)"
+ratio="$(field "$ratio_line" ratio)"
+baseline="$(field "$ratio_line" baseline_per_s)"
+echo "Targets (issue 25):"
+verdict() { if awk "BEGIN { exit !($2) }" 2>/dev/null; then echo "  ok    $1"; else echo "  MISS  $1"; fi; }
+verdict "relay ${ratio:-?}x the bare publisher (its batch and confirms in flight, the better of two runs each) >= 0.9x" \
+  "${ratio:-0} >= 0.9"
 best=0
 while IFS= read -r line; do
   rate="$(field "$line" confirmed_per_s)"
-  batch="$(field "$line" batch)"
-  if ((rate >= TARGET)); then verdict=ok; else verdict=MISS; fi
-  printf '  %-5s relay batch=%s %s events/s >= %s\n' "$verdict" "$batch" "$rate" "$TARGET"
   ((rate > best)) && best=$rate
 done < <(grep '^relay ' "$OUT")
-if ((best >= TARGET)); then verdict=ok; else verdict=MISS; fi
-printf '  %-5s best relay batch size %s events/s >= %s\n' "$verdict" "$best" "$TARGET"
+if ((${baseline:-0} >= 16000)); then
+  verdict "best relay $best events/s >= $TARGET (the bare publisher reached ${baseline})" "$best >= $TARGET"
+else
+  echo "  (the bare publisher reached ${baseline:-?} events/s here, under 16,000: the $TARGET target is not judged)"
+fi

@@ -79,6 +79,10 @@ public final class SQLiteDatabase: SQLDatabase {
     }
     try writer.execute(durability == .full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
     try writer.execute("PRAGMA foreign_keys=ON")
+    // Debian builds SQLite with SECURE_DELETE, which zeroes deleted content even where that
+    // costs writes (every outbox batch relayed, every row pruned). FAST zeroes it only where it
+    // costs no extra I/O.
+    _ = try writer.queryOne("PRAGMA secure_delete=FAST")
     try writer.executeScript(FrameworkSchema.sql)
     try Self.migrate(writer, migrations, logger: self.logger)
     self.writer = ConnectionSlot(writer)

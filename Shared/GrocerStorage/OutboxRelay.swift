@@ -50,7 +50,7 @@ public final class OutboxRelay: LifecycleService {
   static let maximumBackoff: Duration = .seconds(5)
   /// Batches at the publisher at once: two let one batch's confirms come back while the next is
   /// sent (measured with `make bench`, outbox-relay).
-  static let pipelineDepth = 2
+  public static let pipelineDepth = 2
   /// How long `shutdown` lets a batch in flight finish before cancelling it.
   static let shutdownGrace: Duration = .seconds(5)
 

@@ -77,16 +77,18 @@ import Testing
     defer { temp.remove() }
     let database = try temp.open(durability: .full)
     #expect(FileManager.default.fileExists(atPath: temp.path))
-    let (mode, foreignKeys, synchronous) = try database.write { connection in
+    let (mode, foreignKeys, synchronous, secureDelete) = try database.write { connection in
       (
         try connection.queryOne("PRAGMA journal_mode")!.string(0),
         try connection.queryOne("PRAGMA foreign_keys")!.int(0),
-        try connection.queryOne("PRAGMA synchronous")!.int(0)
+        try connection.queryOne("PRAGMA synchronous")!.int(0),
+        try connection.queryOne("PRAGMA secure_delete")!.int(0)
       )
     }
     #expect(mode == "wal")
     #expect(foreignKeys == 1)
     #expect(synchronous == 2)  // FULL
+    #expect(secureDelete == 2)  // FAST: deleted content zeroed only where that costs no writes
     let tables = try database.read {
       try $0.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map {
         try $0.string(0)
