@@ -353,6 +353,12 @@ verdict "POST …/rider p99 $(ms "$(field service:post p99_us)") ms < 10 ms at $
 verdict "every answer 2xx ($(field service:get non2xx) + $(field service:post non2xx) others, $(field service:all socket_errors) socket errors)" \
   "$(field service:get non2xx) + $(field service:post non2xx) + $(field service:all socket_errors) == 0"
 verdict "the offered load was sent: $(field service:all rps) >= 0.97 x $RATE requests/s" "$(field service:all rps) >= 0.97 * $RATE"
+if [[ "$YARDSTICK" == 1 ]]; then
+  per_request() { awk -v c="$1" -v r="$2" 'BEGIN { printf (r > 0 ? sprintf("%.3f", c / r) : "0") }'; }
+  service_cpu="$(per_request "$c_service" "$(field service:all rps)")"
+  nginx_cpu="$(per_request "$n_nginx" "$(field nginx:all rps)")"
+  verdict "CPU per request $service_cpu ms <= 4 x nginx's $nginx_cpu ms (issue 25)" "$service_cpu <= 4 * $nginx_cpu && $nginx_cpu > 0"
+fi
 if [[ -n "$STREAM_RESULT" ]]; then
   RESULT[streams]="$STREAM_RESULT"
   per_stream_kb="$(awk -v a="$(field streams rss_after_kb)" -v b="$(field streams rss_before_kb)" -v n="$(field streams opened)" \
