@@ -65,7 +65,7 @@ struct TrackingController: Sendable {
     guard let record = try await Self.storage({ try await runBlocking { try commands.record(id) } }),
       TrackingAccess.mayRead(principal, record)
     else { throw Self.http(.notFound(id)) }
-    return try Self.json(commands.reply(record))
+    return Self.json(commands.reply(record))
   }
 
   /// Server-sent events: the snapshot at once (unless the client's `Last-Event-ID` has it), then
@@ -188,7 +188,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    return try Self.json(commands.reply(change.record))
+    return Self.json(commands.reply(change.record))
   }
 
   /// `{ "lat", "lng", "recordedAt" }` from the assigned rider.
@@ -218,7 +218,7 @@ struct TrackingController: Sendable {
         }
       }
     }
-    var response = try Self.json(commands.reply(change.record))
+    var response = Self.json(commands.reply(change.record))
     if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
     return response
   }
@@ -239,8 +239,15 @@ struct TrackingController: Sendable {
 
   /// Personal data: never in a shared cache.
   static func json(_ value: some Encodable) throws -> HTTPResponse {
-    try HTTPResponse.json(value: value, headers: ["Cache-Control": "private, no-store"])
+    try HTTPResponse.json(value: value, headers: Self.personal)
   }
+
+  /// One snapshot, written by hand as the encoder would (every rider fix answers one).
+  static func json(_ snapshot: TrackingSnapshot) -> HTTPResponse {
+    HTTPResponse.json(bytes: snapshot.jsonBytes, headers: Self.personal)
+  }
+
+  static let personal: HTTPHeaders = ["Cache-Control": "private, no-store"]
 
   static func http(_ error: TrackingError) -> HTTPError {
     switch error.kind {
