@@ -28,10 +28,11 @@ public final class GatewayProcess: @unchecked Sendable {
     self.dataDirectory = dataDirectory
     logPath = dataDirectory + "/notify-gateway.log"
     _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-    var attempt = 0
-    while true {
-      attempt += 1
+    // A port someone else took makes the gateway exit: another is tried, a few times.
+    for _ in 1...5 {
       let port = Int.random(in: 20_000..<40_000)
+      // A port something already answers on would pass its readiness off as the gateway's.
+      if await Self.answers(session, port: port) { continue }
       let process = Process()
       process.executableURL = URL(fileURLWithPath: executable)
       process.environment = ProcessInfo.processInfo.environment.merging(
@@ -42,33 +43,45 @@ public final class GatewayProcess: @unchecked Sendable {
       process.standardOutput = log
       process.standardError = log
       try process.run()
-      if await Self.ready(session, port: port, process: process) {
+      let answer = await Self.ready(session, port: port, process: process)
+      if answer == "ready" {
         self.port = port
         self.process = process
         return
       }
-      if process.isRunning { process.terminate() }
-      process.waitUntilExit()
-      // A port someone else took makes it exit: try another a few times.
-      guard attempt < 5 else {
+      if process.isRunning {
+        // Up but not ready (the broker or the database missing): another port would not help.
+        process.terminate()
+        process.waitUntilExit()
         throw PushLoadTool.LoadError(
-          description: "notify-gateway did not become ready; its log (\(logPath)):\n" + Self.tail(logPath))
+          description:
+            "notify-gateway was not ready within 30 s (/health/ready: \(answer)); its log (\(logPath)):\n"
+            + Self.tail(logPath))
       }
     }
+    throw PushLoadTool.LoadError(
+      description: "notify-gateway did not become ready; its log (\(logPath)):\n" + Self.tail(logPath))
   }
 
-  private static func ready(_ session: URLSession, port: Int, process: Process) async -> Bool {
+  /// "ready" once `/health/ready` answers 200; else its last answer ("no answer" if none) when
+  /// 30 s passed or the process ended.
+  private static func ready(_ session: URLSession, port: Int, process: Process) async -> String {
     let url = URL(string: "http://127.0.0.1:\(port)/health/ready")!
     let deadline = ContinuousClock.now + .seconds(30)
+    var last = "no answer"
     while ContinuousClock.now < deadline && process.isRunning {
-      if let (_, response) = try? await session.data(from: url),
-        (response as? HTTPURLResponse)?.statusCode == 200
-      {
-        return true
+      if let (body, response) = try? await session.data(from: url) {
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if status == 200 { return "ready" }
+        last = "\(status) \(String(decoding: body.prefix(300), as: UTF8.self))"
       }
       try? await Task.sleep(for: .milliseconds(100))
     }
-    return false
+    return last
+  }
+
+  private static func answers(_ session: URLSession, port: Int) async -> Bool {
+    (try? await session.data(from: URL(string: "http://127.0.0.1:\(port)/health/live")!)) != nil
   }
 
   private static func tail(_ path: String) -> String {
