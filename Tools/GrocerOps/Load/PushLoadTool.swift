@@ -180,6 +180,8 @@ public final class PushLoadTool: Sendable {
 
     // The timed run: a tick every 10 ms publishes what is due by then (open loop).
     var report = Report(options: options)
+    // Per activity: its last version, and when each version was published (in order).
+    var versions = [Int64](repeating: 0, count: orders.count)
     var publishedAt = [[Double]](repeating: [], count: orders.count)
     var publishedPerSecond: [Int] = []
     var next = 0
@@ -213,7 +215,8 @@ public final class PushLoadTool: Sendable {
       while published < due {
         let index = next % orders.count
         next += 1
-        batch.append(update(orders[index], version: Int64(publishedAt[index].count + 1), base: base))
+        versions[index] += 1
+        batch.append(update(orders[index], version: versions[index], base: base))
         batchOrders.append(index)
         published += 1
         // The starts spread evenly over the run.
