@@ -28,6 +28,26 @@ public enum Outbox {
     connection.wakeCommitObservers()
   }
 
+  /// Appends `messages` in their order, several rows a statement (one change that publishes an
+  /// event per product it moved).
+  public static func append(contentsOf messages: [OutgoingMessage], in connection: any SQLConnection) throws {
+    for run in SQLRuns.ranges(messages.count, largest: 64) {
+      var bindings: [any SQLBindable] = []
+      bindings.reserveCapacity(run.count * 7)
+      for message in messages[run] {
+        bindings += [
+          message.messageID, message.exchange, message.routingKey, message.type, message.correlationID,
+          message.timestamp.timeIntervalSince1970, message.body,
+        ]
+      }
+      try connection.execute(
+        "INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body) VALUES "
+          + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: run.count).joined(separator: ", "),
+        bindings: bindings)
+    }
+    if !messages.isEmpty { connection.wakeCommitObservers() }
+  }
+
   /// Appends an event, as the message `envelope.message()` describes.
   public static func append(_ envelope: EventEnvelope, in connection: any SQLConnection) throws {
     try append(try envelope.message(), in: connection)

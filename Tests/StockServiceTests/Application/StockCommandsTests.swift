@@ -193,4 +193,42 @@ import Testing
     let late = ReservationRequest(orderId: "o9", hub: "h1", lines: [ReservationLine(sku: sku, quantity: 1)])
     #expect(try commands.reserve(late, correlationID: nil).0.error?.code == "reservationReleased")
   }
+
+  @Test func aReservationOfSeveralProductsMovesEachAndPublishesEachInOneGo() throws {
+    let skus = demo.products.filter { (demo.counts["h1"]?[$0.sku] ?? 0) >= 2 }.prefix(3).map(\.sku)
+    try #require(skus.count == 3)
+    let before = try skus.map { try #require(try commands.store.product(hub: "h1", sku: $0)).available }
+    let lines = skus.reversed().map { ReservationLine(sku: $0, quantity: 2) }
+    let published = try events().count
+    let (reply, movements) = try commands.reserve(
+      ReservationRequest(orderId: "o1", hub: "h1", lines: lines), correlationID: "c1")
+    #expect(reply.status == .reserved)
+    #expect(Set(movements.map(\.sku)) == Set(skus))
+    let held = try events().dropFirst(published)
+    #expect(held.count == 3)
+    #expect(
+      try held.map { try $0.payload(as: StockChanged.self).reason } == ["reserved", "reserved", "reserved"])
+    #expect(held.allSatisfy { $0.correlationId == "c1" })
+    for (sku, available) in zip(skus, before) {
+      #expect(try commands.store.product(hub: "h1", sku: sku)?.available == available - 2)
+    }
+
+    // Confirmed: the counts on hand go down with what was held, so what is available stays and
+    // nothing is published.
+    let (taken, effect) = try commands.applyOrderOutcome(
+      .confirmed, orderId: "o1", hub: "h1", messageID: "m1", consumer: "stock", correlationID: nil)
+    #expect(effect == .applied)
+    #expect(taken.isEmpty)
+    #expect(try events().count == published + 3)
+    for (sku, available) in zip(skus, before) {
+      #expect(try commands.store.product(hub: "h1", sku: sku)?.available == available - 2)
+    }
+
+    // Another order declined: each of its products is released and published.
+    _ = try commands.reserve(ReservationRequest(orderId: "o2", hub: "h1", lines: lines), correlationID: nil)
+    let (released, _) = try commands.applyOrderOutcome(
+      .declined, orderId: "o2", hub: "h1", messageID: "m2", consumer: "stock", correlationID: nil)
+    #expect(Set(released.map(\.sku)) == Set(skus))
+    #expect(try skus.map { try reasons(of: $0).last } == ["orderDeclined", "orderDeclined", "orderDeclined"])
+  }
 }

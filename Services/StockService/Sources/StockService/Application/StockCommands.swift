@@ -179,23 +179,22 @@ public final class StockCommands: Sendable {
       {
         return (.rejected(orderId: request.orderId, .outsideDeliveryArea(hub: request.hub)), movements)
       }
-      var stocks: [SKU: ProductStock] = [:]
-      for sku in Set(request.lines.map(\.sku)).sorted() {
-        stocks[sku] = try store.stock(hub: request.hub, sku: sku, in: db)
-      }
+      var stocks = try store.stocks(hub: request.hub, skus: Set(request.lines.map(\.sku)).sorted(), in: db)
       let decision = ReservationRules.decide(
         request, existing: stored?.reservation, available: stocks.mapValues(\.level.available), now: now,
         timeToLive: reservationTTL)
       guard case .hold(let reservation, _) = decision else { return (decision.reply, movements) }
       try store.insertReservation(reservation, in: db)
+      var changed: [OutgoingMessage] = []
       for line in reservation.lines {
         guard var stock = stocks[line.sku] else { continue }
         stock.level.hold(line.quantity)
         stocks[line.sku] = stock
         try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
-        try publish(stock, reason: StockChangeReason.reserved, correlationID, at: now, db)
+        changed.append(message(stock, reason: StockChangeReason.reserved, correlationID, at: now))
         movements.append(stock.stocked.movement)
       }
+      try store.append(contentsOf: changed, in: db)
       return (decision.reply, movements)
     }
   }
@@ -230,14 +229,10 @@ public final class StockCommands: Sendable {
           orderId: orderId, hub: status!.hub, as: state, reason: reason, correlationID, at: now, db)
       case .takeAfterExpiry:
         try store.finishReservation(orderId, as: .committed, releaseReason: nil, at: now, in: db)
-        for line in try store.reservationLines(orderId, in: db) {
-          if let movement = try moveLine(
-            line, of: orderId, hub: status!.hub, reason: StockChangeReason.orderConfirmedLate, correlationID,
-            at: now, db, readsProductFirst: false, { $0.take(line.quantity, heldToo: false) })
-          {
-            movements.append(movement)
-          }
-        }
+        movements = try moveLines(
+          of: orderId, hub: status!.hub, reason: StockChangeReason.orderConfirmedLate, correlationID, at: now,
+          db
+        ) { line, level in level.take(line.quantity, heldToo: false) }
       }
       return (movements, OrderOutcomeRules.effect(of: decision))
     }
@@ -271,57 +266,42 @@ public final class StockCommands: Sendable {
   ) throws -> [StockMovement] {
     try store.finishReservation(
       orderId, as: state, releaseReason: state == .released ? reason : nil, at: now, in: db)
-    var movements: [StockMovement] = []
-    for line in try store.reservationLines(orderId, in: db) {
-      if let movement = try moveLine(
-        line, of: orderId, hub: hub, reason: reason, correlationID, at: now, db,
-        readsProductFirst: state == .released,
-        { ReservationFinish.apply(state, quantity: line.quantity, to: &$0) })
-      {
-        movements.append(movement)
-      }
+    return try moveLines(of: orderId, hub: hub, reason: reason, correlationID, at: now, db) { line, level in
+      ReservationFinish.apply(state, quantity: line.quantity, to: &level)
     }
-    return movements
   }
 
-  /// Loads the count of a reservation's line, lets `change` move it, stores it and publishes it
-  /// when `change` says so, warning when an order took more than was on hand. Nil when the
-  /// product is gone or nothing was published.
-  ///
-  /// A release always publishes, so it reads the whole product first (`readsProductFirst`); a
-  /// commit usually does not (`StockLevel.take`), so it reads the counts alone and the product
-  /// only to publish.
-  private func moveLine(
-    _ line: ReservationLine, of orderId: String, hub: HubID, reason: String, _ correlationID: String?,
-    at now: Date, _ db: any SQLConnection, readsProductFirst: Bool,
-    _ change: (inout StockLevel) -> StockLevel.Taking
-  ) throws -> StockMovement? {
-    var stock: ProductStock?
-    var level: StockLevel
-    if readsProductFirst {
-      guard let stored = try store.stock(hub: hub, sku: line.sku, in: db) else { return nil }
-      (stock, level) = (stored, stored.level)
-    } else {
-      guard let stored = try store.level(hub: hub, sku: line.sku, in: db) else { return nil }
-      level = stored
+  /// Moves the count of each of a reservation's lines as `change` says (their products read and
+  /// locked at once, in SKU order), stores them, and publishes those `change` says to, warning
+  /// when an order took more than was on hand. Returns the counts that were published.
+  private func moveLines(
+    of orderId: String, hub: HubID, reason: String, _ correlationID: String?, at now: Date,
+    _ db: any SQLConnection, _ change: (ReservationLine, inout StockLevel) -> StockLevel.Taking
+  ) throws -> [StockMovement] {
+    let lines = try store.reservationLines(orderId, in: db)
+    var stocks = try store.stocks(hub: hub, skus: Set(lines.map(\.sku)).sorted(), in: db)
+    var changed: [OutgoingMessage] = []
+    var movements: [StockMovement] = []
+    for line in lines {
+      guard var stock = stocks[line.sku] else { continue }
+      let onHand = stock.level.onHand
+      let taking = change(line, &stock.level)
+      if taking.oversold {
+        logger.warning(
+          "order takes more than is on hand",
+          [
+            "hub": hub, "sku": line.sku, "order.id": orderId, "stock.onHand": "\(onHand)",
+            "order.quantity": "\(line.quantity)",
+          ])
+      }
+      stocks[line.sku] = stock
+      try store.saveLevel(stock.level, hub: hub, sku: line.sku, at: now, in: db)
+      guard taking.publishes else { continue }
+      changed.append(message(stock, reason: reason, correlationID, at: now))
+      movements.append(stock.stocked.movement)
     }
-    let onHand = level.onHand
-    let taking = change(&level)
-    if taking.oversold {
-      logger.warning(
-        "order takes more than is on hand",
-        [
-          "hub": hub, "sku": line.sku, "order.id": orderId, "stock.onHand": "\(onHand)",
-          "order.quantity": "\(line.quantity)",
-        ])
-    }
-    try store.saveLevel(level, hub: hub, sku: line.sku, at: now, in: db)
-    guard taking.publishes else { return nil }
-    if stock == nil { stock = try store.stock(hub: hub, sku: line.sku, in: db) }
-    guard var stock else { return nil }
-    stock.level = level
-    try publish(stock, reason: reason, correlationID, at: now, db)
-    return stock.stocked.movement
+    try store.append(contentsOf: changed, in: db)
+    return movements
   }
 
   /// Forgets processed event ids older than `retention`: a redelivery comes within minutes,
@@ -388,10 +368,15 @@ public final class StockCommands: Sendable {
   private func publish(
     _ stock: ProductStock, reason: String, _ correlationID: String?, at now: Date, _ db: any SQLConnection
   ) throws {
-    try store.append(
-      stock.changed(reason: reason).message(
-        id: ids.next(), occurredAt: now, correlationId: correlationID, version: stock.level.version),
-      in: db)
+    try store.append(message(stock, reason: reason, correlationID, at: now), in: db)
+  }
+
+  /// The product's `stock.changed` for its state now.
+  private func message(_ stock: ProductStock, reason: String, _ correlationID: String?, at now: Date)
+    -> OutgoingMessage
+  {
+    stock.changed(reason: reason).message(
+      id: ids.next(), occurredAt: now, correlationId: correlationID, version: stock.level.version)
   }
 }
 

@@ -129,6 +129,24 @@ public final class StockStore: Sendable {
     ).map(Self.productStock)
   }
 
+  /// The products of `skus` (ascending) that exist, with their counts and versions, locked in
+  /// SKU order in a locking write (as one `stock` after another would lock them).
+  func stocks(hub: HubID, skus: [SKU], in db: any SQLConnection) throws -> [SKU: ProductStock] {
+    var stocks: [SKU: ProductStock] = [:]
+    for run in SQLRuns.ranges(skus.count, largest: 16) {
+      let rows = try db.query(
+        "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku IN ("
+          + Array(repeating: "?", count: run.count).joined(separator: ", ")
+          + ") ORDER BY sku\(db.lockClause)",
+        bindings: [hub] + skus[run].map { $0 as any SQLBindable })
+      for row in rows {
+        let stock = try Self.productStock(row)
+        stocks[stock.product.sku] = stock
+      }
+    }
+    return stocks
+  }
+
   /// Inserts a new product with its counts and version.
   func insertProduct(_ stock: ProductStock, at now: Date, in db: any SQLConnection) throws {
     let product = stock.product
@@ -154,15 +172,6 @@ public final class StockStore: Sendable {
       try Self.text(product.unitPrice),
       stock.level.version, now.timeIntervalSince1970, product.originalPrice?.minorUnits, product.brand,
       product.category, try Self.text(product.image), stock.hub, product.sku)
-  }
-
-  /// A product's counts and version alone (locked in a locking write).
-  func level(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> StockLevel? {
-    try db.queryOne(
-      "SELECT on_hand, held, version FROM products WHERE hub = ? AND sku = ?\(db.lockClause)", hub, sku
-    ).map {
-      StockLevel(onHand: try $0.int(0), held: try $0.int(1), version: try $0.int64(2))
-    }
   }
 
   /// Stores a product's counts and version.
@@ -290,6 +299,10 @@ public final class StockStore: Sendable {
 
   func append(_ message: OutgoingMessage, in db: any SQLConnection) throws {
     try Outbox.append(message, in: db)
+  }
+
+  func append(contentsOf messages: [OutgoingMessage], in db: any SQLConnection) throws {
+    try Outbox.append(contentsOf: messages, in: db)
   }
 
   static let productColumns =
