@@ -185,28 +185,28 @@ struct Measurement {
   }
 }
 
-/// CPU seconds (user and system) process `pid` has used: `self`, or the broker's.
-func cpuSeconds(_ pid: String) -> Double {
-  guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-    let close = stat.lastIndex(of: ")")
-  else { return 0 }
-  let fields = stat[stat.index(after: close)...].split(separator: " ")
-  guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-  return (user + system) / 100
-}
-
 /// The local broker's process (RabbitMQ's Erlang VM), if one runs here.
 let brokerPID: String? = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.first { entry in
   entry.allSatisfy(\.isNumber)
     && (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8))?.hasPrefix("beam.smp") == true
 }
 
+/// CPU this process and the broker have used since the mark was made.
+struct CPUMark {
+  let own = ProcessUsage.cpuSeconds("self")
+  let broker = brokerPID.map(ProcessUsage.cpuSeconds) ?? 0
+
+  var used: (own: Double, broker: Double) {
+    (ProcessUsage.cpuSeconds("self") - own, (brokerPID.map(ProcessUsage.cpuSeconds) ?? 0) - broker)
+  }
+}
+
 /// Runs `body` and adds the CPU this process and the broker used meanwhile to its measurement
 /// (all of it is timed: the publisher's run).
 func withCPU(_ body: () async throws -> Measurement) async rethrows -> Measurement {
-  let before = (cpuSeconds("self"), brokerPID.map(cpuSeconds) ?? 0)
+  let mark = CPUMark()
   var measurement = try await body()
-  measurement.cpu = (cpuSeconds("self") - before.0, (brokerPID.map(cpuSeconds) ?? 0) - before.1)
+  measurement.cpu = mark.used
   return measurement
 }
 
@@ -296,14 +296,14 @@ func measureRelay(
   let failures = metrics.counter("outbox_publish_failures_total", help: "")
   let limit = Duration.seconds(60) + .milliseconds(messages.count)  // far beyond 1,000/s
 
-  let cpuBefore = (cpuSeconds("self"), brokerPID.map(cpuSeconds) ?? 0)
+  let mark = CPUMark()
   let start = ContinuousClock.now
   try await relay.start()
   while published.value < messages.count && ContinuousClock.now - start < limit {
     try await Task.sleep(for: .milliseconds(1))
   }
   let elapsed = ContinuousClock.now - start
-  let cpu = (cpuSeconds("self") - cpuBefore.0, (brokerPID.map(cpuSeconds) ?? 0) - cpuBefore.1)
+  let cpu = mark.used
   await relay.shutdown()
   await publisher.shutdown()
 

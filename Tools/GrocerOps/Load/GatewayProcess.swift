@@ -1,4 +1,5 @@
 import Foundation
+import GrocerRuntime
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -114,30 +115,11 @@ public final class GatewayProcess: @unchecked Sendable {
 
   /// The largest resident set the process had (VmHWM), in MB.
   var peakResidentMB: Double {
-    Self.statusField("VmHWM", of: process.processIdentifier) / 1024
+    ProcessUsage.statusKilobytes("VmHWM", of: "\(process.processIdentifier)") / 1024
   }
 
   /// CPU time the process used so far (user and system), in seconds.
-  var cpuSeconds: Double { Self.cpuSeconds(of: "\(process.processIdentifier)") }
-
-  /// CPU time of process `pid` (`self` for this one), user and system, in seconds.
-  static func cpuSeconds(of pid: String) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / 100
-  }
-
-  /// A `kB` field of `/proc/<pid>/status`.
-  static func statusField(_ name: String, of pid: Int32) -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-      let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") })
-    else { return 0 }
-    return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-  }
+  var cpuSeconds: Double { ProcessUsage.cpuSeconds("\(process.processIdentifier)") }
 
   /// Stops it as an orchestrator would (SIGTERM: it drains and writes its journal), at most
   /// `seconds` before SIGKILL.

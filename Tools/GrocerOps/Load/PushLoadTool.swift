@@ -188,7 +188,7 @@ public final class PushLoadTool: Sendable {
     var published = 0
     var startsSent = 0
     let total = options.rate * options.seconds
-    let (gatewayCPU, toolCPU) = (gateway.cpuSeconds, GatewayProcess.cpuSeconds(of: "self"))
+    let (gatewayCPU, toolCPU) = (gateway.cpuSeconds, ProcessUsage.cpuSeconds("self"))
     let startedAt = Date().timeIntervalSince1970
     let start = ContinuousClock.now
     // Pushes per second while it runs. Stopped by a flag: FoundationNetworking traps when a task
@@ -266,7 +266,7 @@ public final class PushLoadTool: Sendable {
     report.dropped = Int(final.sum("push_dropped_total"))
     report.peakMemoryMB = gateway.peakResidentMB
     report.gatewayCPUSeconds = gateway.cpuSeconds - gatewayCPU
-    report.toolCPUSeconds = GatewayProcess.cpuSeconds(of: "self") - toolCPU
+    report.toolCPUSeconds = ProcessUsage.cpuSeconds("self") - toolCPU
 
     // What APNs received, from the simulator's journal once the gateway wrote it and stopped.
     await gateway.stop()
