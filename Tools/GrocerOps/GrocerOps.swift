@@ -30,7 +30,8 @@ public enum GrocerOps {
       simulate [--orders N] [--speedup F] [--hub ID] [--sku SKU] [--quantity N] [--base-url URL]
                                   drive orders from placed to delivered through the gateway
       load push [--orders N] [--rate N] [--seconds N] [--budget N] [--starts N] [--chart FILE]
-                                  the push load tool (a NotifyGateway in this process, real broker)
+                                  the push load tool (notify-gateway beside grocer as a process of
+                                  its own, real broker)
       seed-bench tracking --orders N [--hub ID] [--prefix P]
                                   create N synthetic tracked orders in GROCER_DATA_DIR (Benchmarks/tracking)
       load stock|cart|order|tracking|outbox-relay|push-bench|catalogue
