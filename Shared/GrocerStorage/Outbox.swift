@@ -18,14 +18,7 @@ public enum Outbox {
   /// Appends `message` to the outbox. Call it inside the `write` that makes the state change.
   /// A second message with the same `messageID` is a constraint violation.
   public static func append(_ message: OutgoingMessage, in connection: any SQLConnection) throws {
-    try connection.execute(
-      """
-      INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body)
-      VALUES (?, ?, ?, ?, ?, ?, ?)
-      """,
-      message.messageID, message.exchange, message.routingKey, message.type, message.correlationID,
-      message.timestamp.timeIntervalSince1970, message.body)
-    connection.wakeCommitObservers()
+    try append(contentsOf: [message], in: connection)
   }
 
   /// Appends `messages` in their order, several rows a statement (one change that publishes an
@@ -40,13 +33,18 @@ public enum Outbox {
           message.timestamp.timeIntervalSince1970, message.body,
         ]
       }
-      try connection.execute(
-        "INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body) VALUES "
-          + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: run.count).joined(separator: ", "),
-        bindings: bindings)
+      try connection.execute(run.count == 1 ? oneRow : insert(rows: run.count), bindings: bindings)
     }
     if !messages.isEmpty { connection.wakeCommitObservers() }
   }
+
+  /// The insert of `rows` rows; one row's is built once (an event at a time is the common case).
+  private static func insert(rows: Int) -> String {
+    "INSERT INTO outbox (message_id, exchange, routing_key, type, correlation_id, timestamp, body) VALUES "
+      + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+  }
+
+  private static let oneRow = insert(rows: 1)
 
   /// Appends an event, as the message `envelope.message()` describes.
   public static func append(_ envelope: EventEnvelope, in connection: any SQLConnection) throws {
