@@ -103,8 +103,15 @@ public final class PostgresDatabase: SQLDatabase {
   }
 
   private func write<T>(locksRows: Bool, _ body: (any SQLConnection) throws -> T) throws -> T {
-    guard !transactions.isOpenOnThisThread else {
-      throw StorageError.misuse("write called inside a write; a transaction is already open")
+    if let open = transactions.current {
+      guard let batch = open.batch, !open.writing else {
+        throw StorageError.misuse("write called inside a write; a transaction is already open")
+      }
+      // A write of a `writeEach` batch runs in the batch's snapshot. A `writeLockingRows` too:
+      // a row it locks that changed since fails the batch (40001), and it runs alone after.
+      open.writing = true
+      defer { open.writing = false }
+      return try body(batch)
     }
     var attempt = 1
     while true {
@@ -162,6 +169,40 @@ public final class PostgresDatabase: SQLDatabase {
   public func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       queue.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  /// The jobs in one `REPEATABLE READ` transaction, each `write` inside joining it, so a
+  /// consumer's batch of events costs one commit instead of one per event. When any job throws
+  /// (its own error or a conflict) or the commit fails, the transaction is rolled back and the
+  /// jobs run again one by one, each `write` its own transaction with its own retries: that
+  /// gives each job its own outcome, as SQLite's savepoints do.
+  public func writeEach(_ jobs: [@Sendable () throws -> Void]) async throws -> [(any Error)?] {
+    try await onWriterQueue {
+      if jobs.count > 1, self.writeTogether(jobs) { return Array(repeating: nil, count: jobs.count) }
+      return jobs.map(runCapturingError)
+    }
+  }
+
+  /// Whether `jobs` ran and committed in one transaction; false when it was rolled back.
+  private func writeTogether(_ jobs: [@Sendable () throws -> Void]) -> Bool {
+    let context = TransactionContext()
+    do {
+      let wakes = try withConnection { connection in
+        try transactions.run(context) {
+          context.batch = connection
+          try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true) {
+            _ in
+            for job in jobs { try job() }
+          }
+        }
+        return connection.takeCommitWake()
+      }
+      if wakes { wakeObservers() }
+      for action in context.actions { action() }
+      return true
+    } catch {
+      return false
     }
   }
 
@@ -360,9 +401,13 @@ private final class ConnectionSlot: @unchecked Sendable {
   init(_ connection: PostgresConnection) { self.connection = connection }
 }
 
-/// What a running write transaction collects: the actions to run once it commits.
+/// What a running write transaction collects: the actions to run once it commits. A
+/// `writeEach` batch's also names its connection, which the batch's writes join.
 private final class TransactionContext: @unchecked Sendable {
   var actions: [@Sendable () -> Void] = []
+  var batch: PostgresConnection?
+  /// Whether a write of the batch is running (a write inside it is refused).
+  var writing = false
 }
 
 /// The write transaction each thread is running, so `afterCommit` (called from deep inside a
@@ -374,7 +419,6 @@ private final class RunningTransactions: Sendable {
   private static var thread: UInt { UInt(pthread_self()) }
 
   var current: TransactionContext? { byThread.withLock { $0[Self.thread] } }
-  var isOpenOnThisThread: Bool { current != nil }
 
   func run<T>(_ context: TransactionContext, _ body: () throws -> T) rethrows -> T {
     let thread = Self.thread

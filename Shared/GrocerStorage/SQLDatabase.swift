@@ -90,6 +90,13 @@ public protocol SQLDatabase: AnyObject, Sendable {
   /// after the commit.
   func onWriterQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T
 
+  /// Runs `jobs` (use cases that write) on the writer's queue and returns each one's error, or
+  /// nil where it committed: a job that throws is undone alone, the others commit. Where the
+  /// engine can, the jobs share one transaction (SQLite: the batch's savepoints; PostgreSQL: one
+  /// transaction, run again job by job when any of them fails), so a consumer's batch of events
+  /// costs one commit. A job must be one that may run twice, as any write's closure.
+  func writeEach(_ jobs: [@Sendable () throws -> Void]) async throws -> [(any Error)?]
+
   /// `onWriterQueue` with a completion, called once after the batch committed (or failed).
   func submitWrite<T: Sendable>(
     _ body: @escaping @Sendable () throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
@@ -115,6 +122,10 @@ extension SQLDatabase {
     try write(body)
   }
 
+  public func writeEach(_ jobs: [@Sendable () throws -> Void]) async throws -> [(any Error)?] {
+    try await onWriterQueue { jobs.map(runCapturingError) }
+  }
+
   /// `write` on the writer queue, for async callers (committed with the writes queued meanwhile).
   public func writeAsync<T: Sendable>(
     _ body: @escaping @Sendable (any SQLConnection) throws -> T
@@ -126,4 +137,12 @@ extension SQLDatabase {
   public func isReachable() -> Bool {
     (try? read { try $0.queryOne("SELECT 1") }) != nil
   }
+}
+
+/// What `writeEach` answers for one job: nil when it ran through, else its error.
+public func runCapturingError(_ job: () throws -> Void) -> (any Error)? {
+  do {
+    try job()
+    return nil
+  } catch { return error }
 }

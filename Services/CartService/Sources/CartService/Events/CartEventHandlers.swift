@@ -16,8 +16,8 @@ struct CartEventHandler: Sendable {
     StockEventType.stockChanged, StockEventType.hubChanged, StockEventType.orderConfirmed,
   ]
 
-  /// The deliveries waiting at once, applied in one transaction (each in its own savepoint, so
-  /// one that fails is retried alone while the others commit).
+  /// The deliveries waiting at once, applied together (`writeEach`: one that fails is retried
+  /// alone while the others commit).
   func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
     var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
     var works: [(index: Int, type: String, work: @Sendable () throws -> Void)] = []
@@ -32,14 +32,7 @@ struct CartEventHandler: Sendable {
     let jobs = works.map(\.work)
     let results: [(any Error)?]
     do {
-      results = try await commands.store.database.onWriterQueue {
-        jobs.map { job -> (any Error)? in
-          do {
-            try job()
-            return nil
-          } catch { return error }
-        }
-      }
+      results = try await commands.store.database.writeEach(jobs)
     } catch {
       logger.error(
         "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])

@@ -21,8 +21,8 @@ struct NotifyEventHandler: Sendable {
     OrderEventType.declined,
   ]
 
-  /// The deliveries waiting at once, applied in one transaction (each in its own savepoint, so
-  /// one that fails is retried alone).
+  /// The deliveries waiting at once, applied together (`writeEach`: one that fails is retried
+  /// alone while the others commit).
   func handle(_ deliveries: [AMQPDelivery]) async -> [AMQPDisposition] {
     var dispositions = [AMQPDisposition](repeating: .ack, count: deliveries.count)
     var works: [(Int, String, @Sendable (NotifyCommands) throws -> Void)] = []
@@ -35,17 +35,10 @@ struct NotifyEventHandler: Sendable {
     }
     guard !works.isEmpty else { return dispositions }
     let commands = self.commands
-    let jobs = works.map(\.2)
+    let jobs = works.map { _, _, work in { @Sendable in try work(commands) } }
     let results: [(any Error)?]
     do {
-      results = try await commands.store.database.onWriterQueue {
-        jobs.map { job -> (any Error)? in
-          do {
-            try job(commands)
-            return nil
-          } catch { return error }
-        }
-      }
+      results = try await commands.store.database.writeEach(jobs)
     } catch {
       logger.error(
         "events failed; they will be tried again", ["error": "\(error)", "events": "\(works.count)"])
