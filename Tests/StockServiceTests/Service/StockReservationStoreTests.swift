@@ -116,6 +116,31 @@ import Testing
     #expect(reply.error?.code == "unknownHub")
   }
 
+  /// Several products' counts in one statement: each row gets its own values, a SKU given
+  /// twice its last, and the hub's other products and other hubs keep theirs.
+  @Test func countsOfSeveralProductsAreSavedInOneGoEachToItsRow() throws {
+    let fixture = try StockFixture()
+    let skus = fixture.demo.products.prefix(4).map(\.sku)
+    let before = try skus.map { try onHandAndHeld(fixture, $0) }
+    try fixture.app.store.database.write { db in
+      try fixture.app.store.saveLevels(
+        [
+          (skus[1], StockLevel(onHand: 7, held: 1, version: 900)),
+          (skus[0], StockLevel(onHand: 9, held: 2, version: 901)),
+          (skus[1], StockLevel(onHand: 6, held: 3, version: 902)),
+        ], hub: "h1", at: fixture.clock.now(), in: db)
+    }
+    #expect(try onHandAndHeld(fixture, skus[0]) == [9, 2])
+    #expect(try onHandAndHeld(fixture, skus[1]) == [6, 3])
+    #expect(try skus[2...].map { try onHandAndHeld(fixture, $0) } == Array(before[2...]))
+    let versions = try fixture.app.store.database.read { db in
+      try db.query(
+        "SELECT sku, version FROM products WHERE hub = 'h1' AND sku IN (?, ?)", skus[0], skus[1]
+      ).map { "\(try $0.string(0))=\(try $0.int(1))" }.sorted()
+    }
+    #expect(versions == ["\(skus[0])=901", "\(skus[1])=902"].sorted())
+  }
+
   @Test func aHoldOnAProductThatVanishedDoesNotBlockTheHub() throws {
     let fixture = try StockFixture()
     let gone = fixture.demo.products[0].sku

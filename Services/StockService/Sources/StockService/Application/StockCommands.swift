@@ -186,14 +186,16 @@ public final class StockCommands: Sendable {
       guard case .hold(let reservation, _) = decision else { return (decision.reply, movements) }
       try store.insertReservation(reservation, in: db)
       var changed: [OutgoingMessage] = []
+      var levels: [(sku: SKU, level: StockLevel)] = []
       for line in reservation.lines {
         guard var stock = stocks[line.sku] else { continue }
         stock.level.hold(line.quantity)
         stocks[line.sku] = stock
-        try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
+        levels.append((line.sku, stock.level))
         changed.append(message(stock, reason: StockChangeReason.reserved, correlationID, at: now))
         movements.append(stock.stocked.movement)
       }
+      try store.saveLevels(levels, hub: request.hub, at: now, in: db)
       try store.append(contentsOf: changed, in: db)
       return (decision.reply, movements)
     }
@@ -282,6 +284,7 @@ public final class StockCommands: Sendable {
     var stocks = try store.stocks(hub: hub, skus: Set(lines.map(\.sku)).sorted(), in: db)
     var changed: [OutgoingMessage] = []
     var movements: [StockMovement] = []
+    var levels: [(sku: SKU, level: StockLevel)] = []
     for line in lines {
       guard var stock = stocks[line.sku] else { continue }
       let onHand = stock.level.onHand
@@ -295,11 +298,12 @@ public final class StockCommands: Sendable {
           ])
       }
       stocks[line.sku] = stock
-      try store.saveLevel(stock.level, hub: hub, sku: line.sku, at: now, in: db)
+      levels.append((line.sku, stock.level))
       guard taking.publishes else { continue }
       changed.append(message(stock, reason: reason, correlationID, at: now))
       movements.append(stock.stocked.movement)
     }
+    try store.saveLevels(levels, hub: hub, at: now, in: db)
     try store.append(contentsOf: changed, in: db)
     return movements
   }
