@@ -400,6 +400,77 @@ import Testing
     #expect(try database.schemaVersion() == 1)
   }
 
+  /// A write's INSERTs, UPDATEs and DELETEs wait for the next statement that needs an answer,
+  /// or for the COMMIT, and go out with it: one round trip for all of them.
+  @Test func statementsWhoseRowsNobodyReadsGoOutWithTheNextOne() throws {
+    try withDatabase(poolSize: 1) { database, _ in
+      var connection: PostgresConnection?
+      func roundTrips(_ body: (any SQLConnection) throws -> Void) throws -> Int {
+        // The pool's one connection, its statements prepared by a first run rolled back.
+        _ = try? database.write { db in
+          connection = db as? PostgresConnection
+          try body(db)
+          throw TestError()
+        }
+        let before = connection!.roundTrips
+        try database.write(body)
+        return connection!.roundTrips - before
+      }
+      let insertThree: (any SQLConnection) throws -> Void = { db in
+        for id in 1...3 { try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", id, "item-\(id)") }
+      }
+      // BEGIN, three INSERTs and COMMIT.
+      #expect(try roundTrips(insertThree) == 1)
+      // BEGIN, an UPDATE and the SELECT; then the COMMIT.
+      var seen: String?
+      let updateThenRead = try roundTrips { db in
+        try db.execute("UPDATE items SET name = ? WHERE id = ?", "first", 1)
+        seen = try db.queryOne("SELECT name FROM items WHERE id = ?", 1)?.string(0)
+      }
+      #expect(updateThenRead == 2)
+      #expect(seen == "first")
+      // Asking how many rows changed sends what waits.
+      try database.write { db in
+        try db.execute("UPDATE items SET name = name || '!' WHERE id >= ?", 2)
+        #expect(db.changes == 2)
+        try db.execute("UPDATE items SET name = ? WHERE id = ?", "none", 99)
+        #expect(db.changes == 0)
+      }
+    }
+  }
+
+  /// A queued statement's error comes with the next call, naming its SQL, and stays the write's
+  /// error even when that call's caller swallowed it: nothing of the write commits.
+  @Test func aQueuedStatementsErrorEndsTheWriteWithItsOwnError() throws {
+    try withDatabase { database, _ in
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
+      #expect {
+        try database.write { db in
+          try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 2, "two")
+          try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 3, "one")
+          _ = try? db.queryOne("SELECT count(*) FROM items")
+          try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 4, "four")
+        }
+      } throws: { error in
+        guard case .constraint(let code, let message) = error as? StorageError else { return false }
+        return code == 23505 && message.contains("items_name_key")
+      }
+      #expect(try database.read { try $0.queryOne("SELECT count(*) FROM items")?.int(0) } == 1)
+      // A value that cannot be bound is refused where it is given.
+      var refusedAt: String?
+      #expect(throws: StorageError.self) {
+        try database.write { db in
+          do {
+            try db.execute("INSERT INTO items (id, name) VALUES (?, ?)", 5, Double.nan)
+          } catch {
+            refusedAt = "execute"
+            throw error
+          }
+        }
+      }
+      #expect(refusedAt == "execute")
+    }
+  }
 }
 
 struct TestError: Error {}
