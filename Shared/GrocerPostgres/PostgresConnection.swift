@@ -19,8 +19,6 @@ public final class PostgresConnection: SQLConnection {
   private var lastChanges = 0
   /// How many times SQL text was prepared (a cache miss); tests use it to see reuse.
   private(set) var prepareCount = 0
-  /// How many times this connection sent something and waited for the answer (tests).
-  private(set) var roundTrips = 0
   /// Whether the write now running asked for the commit observers (`takeCommitWake` resets it).
   private var wantsCommitWake = false
   /// The server process serving this connection (what its notifications name as their sender).
@@ -32,25 +30,6 @@ public final class PostgresConnection: SQLConnection {
   private var commitInFlight = false
   /// Whether the transaction now open is a `writeLockingRows` (its SELECTs lock what they read).
   private var locksRows = false
-  /// Whether a transaction `begin` opened is running: only there are statements queued.
-  private var transactionOpen = false
-  /// Statements of the open transaction whose rows nobody reads (INSERT, UPDATE, DELETE through
-  /// `execute`), not sent yet: they go out with the next statement that needs an answer, or with
-  /// the COMMIT, in one round trip. PostgreSQL ends a transaction at its first failed statement,
-  /// so no caller can go on after one anyway; it learns of it one call later, with its SQL.
-  private var queued: [Queued] = []
-  /// The first error of a queued statement: every later call of the transaction throws it (also
-  /// when a caller swallowed it), so the write ends with the error that caused it.
-  private var failure: StorageError?
-  /// Above this many queued statements they are sent without waiting for another.
-  static let queueLimit = 64
-
-  /// A statement to send in a pipeline: prepared with its values, or a text without parameters.
-  private struct Queued {
-    var sql: String
-    var statement: Prepared?
-    var values: [SQLValue] = []
-  }
 
   private struct Prepared {
     var name: String
@@ -84,8 +63,6 @@ public final class PostgresConnection: SQLConnection {
     if let handle { PQfinish(handle) }
     handle = nil
     pendingBegin = nil
-    queued = []
-    transactionOpen = false
     commitInFlight = false
     statements = [:]
     preparedTotal = 0
@@ -104,14 +81,7 @@ public final class PostgresConnection: SQLConnection {
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
   }
 
-  /// Rows changed by the last statement; asking sends what is queued (a failure is kept for
-  /// the transaction's next call: this property cannot throw).
-  public var changes: Int {
-    if !queued.isEmpty, failure == nil {
-      do { PQclear(try flush()) } catch { lastChanges = 0 }
-    }
-    return lastChanges
-  }
+  public var changes: Int { lastChanges }
 
   public func wakeCommitObservers() { wantsCommitWake = true }
 
@@ -124,14 +94,8 @@ public final class PostgresConnection: SQLConnection {
     return wantsCommitWake
   }
 
-  /// Inside a transaction the statement is queued (see `queued`); outside one it runs at once.
   public func execute(_ sql: String, bindings: [any SQLBindable]) throws {
-    guard transactionOpen else { return try run(sql, bindings) { _ in () } }
-    if let failure { throw failure }
-    let handle = try open()
-    let (statement, values) = try preparedWithValues(sql, bindings, handle)
-    queued.append(Queued(sql: sql, statement: statement, values: values))
-    if queued.count >= Self.queueLimit { PQclear(try flush()) }
+    try run(sql, bindings) { _ in () }
   }
 
   public func query(_ sql: String, bindings: [any SQLBindable]) throws -> [SQLRow] {
@@ -156,14 +120,15 @@ public final class PostgresConnection: SQLConnection {
 
   /// Runs several `;`-separated statements through the simple-query protocol (schema scripts).
   public func executeScript(_ sql: String) throws {
-    if let failure { throw failure }
     let handle = try open()
-    PQclear(try flush())
+    if let begin = pendingBegin {
+      pendingBegin = nil
+      try exec(begin, handle)
+    }
     try exec(sql, handle)
   }
 
   private func exec(_ sql: String, _ handle: OpaquePointer) throws {
-    roundTrips += 1
     let result = PQexec(handle, sql)
     defer { PQclear(result) }
     try check(result, sql)
@@ -176,9 +141,6 @@ public final class PostgresConnection: SQLConnection {
   /// `lockClause` for this transaction.
   func begin(_ sql: String, locksRows: Bool = false) {
     pendingBegin = sql
-    queued = []
-    failure = nil
-    transactionOpen = true
     wantsCommitWake = false
     self.locksRows = locksRows
   }
@@ -188,19 +150,11 @@ public final class PostgresConnection: SQLConnection {
   /// lose anything, and its answer is read at the connection's next use. A transaction that ran
   /// no statement was never sent.
   func commit(awaitingAnswer: Bool) throws {
-    if let failure { throw failure }
-    if pendingBegin != nil && queued.isEmpty {
+    if pendingBegin != nil {
       pendingBegin = nil
-      transactionOpen = false
       return
     }
-    transactionOpen = false
     let handle = try open()
-    if !queued.isEmpty || pendingBegin != nil {
-      let result = try flush(then: Queued(sql: "COMMIT"))
-      defer { PQclear(result) }
-      return try check(result, "COMMIT")
-    }
     guard !awaitingAnswer, PQenterPipelineMode(handle) == 1 else { return try exec("COMMIT", handle) }
     guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1
     else {
@@ -212,9 +166,6 @@ public final class PostgresConnection: SQLConnection {
   /// Ends the transaction after an error: nothing to send when it never began, no ROLLBACK when
   /// a failed COMMIT (a serialization failure) has ended it already.
   func rollback() {
-    queued = []
-    failure = nil
-    transactionOpen = false
     guard pendingBegin == nil else { return pendingBegin = nil }
     if !isBroken, inTransaction, let handle { PQclear(PQexec(handle, "ROLLBACK")) }
   }
@@ -251,102 +202,41 @@ public final class PostgresConnection: SQLConnection {
     return open
   }
 
-  /// Sends the pending BEGIN, the queued statements and `last` in one pipeline (one round trip)
-  /// and reads every answer. A queued statement's error is thrown (the first: the server skips
-  /// what follows it) and kept in `failure`; `last`'s result is returned for the caller to check
-  /// and clear (nil without `last`).
-  private func flush(then last: Queued? = nil) throws -> OpaquePointer? {
-    var items = queued
-    queued = []
-    if let begin = pendingBegin {
-      items.insert(Queued(sql: begin), at: 0)
-      pendingBegin = nil
+  /// Sends the pending BEGIN and the statement together and reads both answers: one round trip.
+  /// Returns the statement's result (the caller clears it); throws BEGIN's error.
+  private func beginThenExecute(
+    _ begin: String, _ statement: Prepared, _ values: [SQLValue], _ handle: OpaquePointer
+  ) throws -> OpaquePointer? {
+    guard PQenterPipelineMode(handle) == 1 else {
+      try exec(begin, handle)
+      return try Self.executePrepared(statement, values, handle)
     }
-    if let last { items.append(last) }
-    guard !items.isEmpty else { return nil }
-    let handle = try open()
-    let queuedCount = items.count - (last == nil ? 0 : 1)
-    guard items.count > 1, PQenterPipelineMode(handle) == 1 else {
-      // One statement (or no pipeline to be had): one at a time, as without a queue.
-      for item in items.prefix(queuedCount) {
-        roundTrips += 1
-        let result = try Self.send(item, handle, pipelined: false)
-        defer { PQclear(result) }
-        try keep { try check(result, item.sql) }
-        lastChanges = Int(String(cString: PQcmdTuples(result))) ?? 0
-      }
-      guard let last else { return nil }
-      roundTrips += 1
-      return try Self.send(last, handle, pipelined: false)
-    }
-    var sent = 0
-    var unsendable: (any Error)?
-    for item in items {
+    var unbindable: (any Error)?
+    if PQsendQueryParams(handle, begin, 0, nil, nil, nil, nil, 0) == 1 {
       do {
-        _ = try Self.send(item, handle, pipelined: true)
-        sent += 1
+        _ = try Self.withParameters(values) { pointers, lengths, formats in
+          PQsendQueryPrepared(handle, statement.name, Int32(values.count), pointers, lengths, formats, 0)
+        }
       } catch {
-        unsendable = error
-        break
+        unbindable = error
       }
     }
     // The Sync goes out even when a send failed, so that the server answers what it got.
-    guard PQpipelineSync(handle) == 1 else { throw lost(handle) }
-    roundTrips += 1
-    var firstError: StorageError?
-    var lastResult: OpaquePointer?
-    for index in 0..<sent {
-      let result = Self.nextResult(handle)
-      if index == queuedCount {
-        lastResult = result
-        continue
-      }
-      defer { PQclear(result) }
-      guard firstError == nil else { continue }
-      do {
-        try check(result, items[index].sql)
-        if let result { lastChanges = Int(String(cString: PQcmdTuples(result))) ?? 0 }
-      } catch let error as StorageError {
-        firstError = error
-      }
+    guard PQpipelineSync(handle) == 1 else {
+      throw lost(handle)
     }
+    let began = Self.nextResult(handle)
+    let result = Self.nextResult(handle)
     leavePipeline(handle)
-    if let error = firstError {
-      PQclear(lastResult)
-      failure = error
+    defer { PQclear(began) }
+    do {
+      try check(began, begin)
+      if let unbindable { throw unbindable }
+    } catch {
+      PQclear(result)
       throw error
     }
-    if let unsendable {
-      PQclear(lastResult)
-      throw unsendable
-    }
-    return lastResult
-  }
-
-  /// Runs `body`, keeping a `StorageError` it throws as the transaction's `failure`.
-  private func keep(_ body: () throws -> Void) throws {
-    do { try body() } catch let error as StorageError {
-      failure = error
-      throw error
-    }
-  }
-
-  /// Sends one item: in a pipeline without waiting (nil), else waiting for its result.
-  private static func send(_ item: Queued, _ handle: OpaquePointer, pipelined: Bool) throws -> OpaquePointer?
-  {
-    guard let statement = item.statement else {
-      if !pipelined { return PQexec(handle, item.sql) }
-      guard PQsendQueryParams(handle, item.sql, 0, nil, nil, nil, nil, 0) == 1 else {
-        throw StorageError.unavailable(message: message(of: handle))
-      }
-      return nil
-    }
-    if !pipelined { return try executePrepared(statement, item.values, handle) }
-    let accepted = try withParameters(item.values) { pointers, lengths, formats in
-      PQsendQueryPrepared(handle, statement.name, Int32(item.values.count), pointers, lengths, formats, 0)
-    }
-    guard accepted == 1 else { throw StorageError.unavailable(message: message(of: handle)) }
-    return nil
+    return result
   }
 
   /// Runs a prepared statement and waits for its result (the caller clears it).
@@ -392,14 +282,17 @@ public final class PostgresConnection: SQLConnection {
     throws
     -> R
   {
-    if let failure { throw failure }
     let handle = try open()
-    let (statement, values) = try preparedWithValues(sql, bindings, handle)
+    let values = bindings.map(\.sqlValue)
+    let statement = try prepared(sql, types: values.map(Self.type), handle)
+    guard statement.parameters == bindings.count else {
+      throw StorageError.misuse("`\(sql)` takes \(statement.parameters) bindings, got \(bindings.count)")
+    }
     let result: OpaquePointer?
-    if pendingBegin != nil || !queued.isEmpty {
-      result = try flush(then: Queued(sql: sql, statement: statement, values: values))
+    if let begin = pendingBegin {
+      pendingBegin = nil
+      result = try beginThenExecute(begin, statement, values, handle)
     } else {
-      roundTrips += 1
       result = try Self.executePrepared(statement, values, handle)
     }
     defer { PQclear(result) }
@@ -409,21 +302,6 @@ public final class PostgresConnection: SQLConnection {
     return try body(result)
   }
 
-  /// `sql` prepared for `bindings`, with their values; a wrong number of bindings is refused.
-  private func preparedWithValues(_ sql: String, _ bindings: [any SQLBindable], _ handle: OpaquePointer)
-    throws -> (Prepared, [SQLValue])
-  {
-    let values = bindings.map(\.sqlValue)
-    for case .real(let number) in values where !number.isFinite {
-      throw StorageError.misuse("cannot bind \(number)")
-    }
-    let statement = try prepared(sql, types: values.map(Self.type), handle)
-    guard statement.parameters == bindings.count else {
-      throw StorageError.misuse("`\(sql)` takes \(statement.parameters) bindings, got \(bindings.count)")
-    }
-    return (statement, values)
-  }
-
   /// A statement prepared for `sql` whose declared types fit `types`: a NULL or text value
   /// fits any declaration, a number or bytes only their own. One SQL text bound with an integer
   /// once and a real number later is two prepared statements; one prepared while a value was
@@ -431,8 +309,6 @@ public final class PostgresConnection: SQLConnection {
   private func prepared(_ sql: String, types: [Oid], _ handle: OpaquePointer) throws -> Prepared {
     if let known = statements[sql]?.first(where: { $0.fits(types) }) { return known }
     if preparedTotal >= Self.statementCacheLimit {
-      // The queued statements name prepared ones: they go out before those are dropped.
-      PQclear(try flush())
       PQclear(PQexec(handle, "DEALLOCATE ALL"))
       statements = [:]
       columnsByName = [:]
@@ -443,7 +319,6 @@ public final class PostgresConnection: SQLConnection {
     // Types are only given for as many parameters as the text has (a wrong count is refused
     // in `run`, with SQLite's message).
     let given = Array(types.prefix(count))
-    roundTrips += 1
     let result = given.withUnsafeBufferPointer {
       PQprepare(handle, name, text, Int32(given.count), $0.baseAddress)
     }
