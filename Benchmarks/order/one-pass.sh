@@ -379,7 +379,20 @@ per_order() { # total count: total / count with 2 decimals, or - (a process rest
 BEST=""
 FULL_CREATED=0
 FULL_OTHERS=0
-declare -A CPU_LINE EVENTS_LINE CPU_MS
+declare -A CPU_LINE EVENTS_LINE CPU_MS XACTS_LINE
+XACT_SERVICES=(stock cart order payments)
+# Each service database's transactions (commits, then rollbacks of all), as pg_stat_database
+# counts them (flushed within a second of a backend going idle): per order they hold still
+# where CPU times swing with the machine. Nothing on SQLite.
+pg_xacts() {
+  [[ "$ENGINE" == postgres ]] || return 0
+  local service columns=""
+  for service in "${XACT_SERVICES[@]}"; do
+    columns+="(SELECT xact_commit FROM pg_stat_database WHERE datname = '${RUN_ID}_$service'), "
+  done
+  bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -F ' ' -Atc "SELECT $columns(SELECT sum(xact_rollback)
+    FROM pg_stat_database WHERE datname LIKE '${RUN_ID}_%')"
+}
 for i in "${!LEVELS[@]}"; do
   c=${LEVELS[i]}
   log "full speed: wrk -t$THREADS -c$c over $FULL_ORDERS carts (at most $FULL_DURATION)"
@@ -387,6 +400,7 @@ for i in "${!LEVELS[@]}"; do
   last_user="$(printf '%s-u%06d' "$RUN_ID" "$((RATE_ORDERS + (i + 1) * FULL_ORDERS))")"
   read -ra PUBLISHED_BEFORE < <(event_counts outbox_published_total)
   read -ra CONSUMED_BEFORE < <(event_counts events_consumed_total)
+  read -ra XACTS_BEFORE < <(pg_xacts)
   confirmed_before=$(confirmed_count)
   read -ra CPU_BEFORE < <(cpu_snapshot)
   started_ms=$(now_ms)
@@ -411,6 +425,15 @@ for i in "${!LEVELS[@]}"; do
   out="$(cat "$WORK/wrk-$i.txt")"
   read -ra PUBLISHED_AFTER < <(event_counts outbox_published_total)
   read -ra CONSUMED_AFTER < <(event_counts events_consumed_total)
+  if [[ "$ENGINE" == postgres ]]; then
+    sleep 1.2
+    read -ra XACTS_AFTER < <(pg_xacts)
+    line="c=$c:"
+    for k in 0 1 2 3; do
+      line+=" ${XACT_SERVICES[k]} $(per_order $((XACTS_AFTER[k] - XACTS_BEFORE[k])) "$confirmed" 1)"
+    done
+    XACTS_LINE[$i]="$line; rolled back $((XACTS_AFTER[4] - XACTS_BEFORE[4])) in all"
+  fi
   RESULT[full$i]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "${RESULT[full$i]}" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
   echo "full c=$c ${RESULT[full$i]#RESULT }"
@@ -510,6 +533,10 @@ echo "CPU per confirmed order at full speed (ms); the machine's busy and stolen 
 for i in "${!LEVELS[@]}"; do echo "  ${CPU_LINE[$i]}"; done
 echo "events per confirmed order at full speed:"
 for i in "${!LEVELS[@]}"; do echo "  ${EVENTS_LINE[$i]}"; done
+if [[ "$ENGINE" == postgres ]]; then
+  echo "PostgreSQL transactions per confirmed order at full speed (commits, reads included, by database):"
+  for i in "${!LEVELS[@]}"; do echo "  ${XACTS_LINE[$i]}"; done
+fi
 echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
 echo "saga inside order-service (updated_at - created_at of confirmed orders, ms) at the fixed rate: $RATE_SAGA"
 echo "orders in OrderService's database: $ORDERS_TOTAL ($STEPS); 201s received: $SENT_201; simulator charges: $CHARGES for $CHARGED_KEYS orders"
