@@ -30,7 +30,7 @@ struct TrackingController: Sendable {
         ? tracking.answeringFromMemory { request in try trackingFromMemory(request) } : tracking,
       Route("PUT", "/v1/orders/{id}/live-activity-token", auth: .required, putToken),
       Route("POST", "/v1/orders/{id}/status", auth: .roles([.staff, .rider]), postStatus),
-      Route("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), postFix),
+      Route.answeredByCallback("POST", "/v1/orders/{id}/rider", auth: .roles([.rider]), postFix),
     ]
   }
 
@@ -199,28 +199,48 @@ struct TrackingController: Sendable {
     var recordedAt: Date
   }
 
-  @Sendable func postFix(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let principal = try Self.principal(request)
-    let id = try request.pathParameter("id")
-    let fix = try Self.decode(FixBody.self, request)
+  /// Checked on the transport's thread, then recorded on the database's writer queue, whose
+  /// completion answers (`Route.answeredByCallback`): a rider sends one every few seconds, and a
+  /// task and a continuation of the request's own were most of what a fix cost (Benchmarks/tracking).
+  @Sendable func postFix(
+    _ request: HTTPRequest, _ done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void
+  ) {
+    let principal: Principal
+    let id: String
+    let fix: FixBody
     do {
-      try TrackingInput.checkFix(
-        lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, now: clock.now(), clockSkew: clockSkew)
-    } catch { throw Self.http(error) }
+      principal = try Self.principal(request)
+      id = try request.pathParameter("id")
+      fix = try Self.decode(FixBody.self, request)
+      do {
+        try TrackingInput.checkFix(
+          lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, now: clock.now(), clockSkew: clockSkew)
+      } catch { throw Self.http(error) }
+    } catch {
+      return done(.failure(error))
+    }
     let commands = self.commands
     let correlation = request.requestID
-    let change = try await Self.storage {
-      try await commands.store.database.onWriterQueue {
-        try commands.recordFix(
-          for: id, lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, correlationID: correlation
-        ) { record in
-          try TrackingAccess.mayReportFix(principal, record)
-        }
+    commands.store.database.submitWrite({
+      try commands.recordFix(
+        for: id, lat: fix.lat, lng: fix.lng, recordedAt: fix.recordedAt, correlationID: correlation
+      ) { record in
+        try TrackingAccess.mayReportFix(principal, record)
+      }
+    }) { result in
+      switch result {
+      case .success(let change):
+        var response = Self.json(commands.reply(change.record))
+        if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
+        done(.success(response))
+      case .failure(let error as TrackingError):
+        done(.failure(Self.http(error)))
+      case .failure(let error as HTTPError):
+        done(.failure(error))
+      case .failure:
+        done(.failure(HTTPError.storageTrouble(database: "tracking")))
       }
     }
-    var response = Self.json(commands.reply(change.record))
-    if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
-    return response
   }
 
   // MARK: - Helpers
