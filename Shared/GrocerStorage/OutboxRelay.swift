@@ -29,6 +29,7 @@ public final class OutboxRelay: LifecycleService {
   private let publisher: any ConfirmedPublisher
   private let batchSize: Int
   private let idlePoll: Duration
+  private let linger: Duration
   private let logger: Logger
   private let signal = WakeSignal()
   private let stopping = Atomic<Bool>(false)
@@ -51,12 +52,18 @@ public final class OutboxRelay: LifecycleService {
   /// Batches at the publisher at once: two let one batch's confirms come back while the next is
   /// sent (measured with `make bench`, outbox-relay).
   public static let pipelineDepth = 2
+  /// How long an idle relay waits after a commit woke it before reading the outbox, so that the
+  /// commits of the next few milliseconds leave in its batch instead of a read, publish, confirm
+  /// and delete each (Benchmarks/tracking: a rider fix's CPU fell by a quarter at 1,000/s).
+  /// Events are asynchronous: no request waits for one to leave.
+  public static let defaultLinger: Duration = .milliseconds(5)
   /// How long `shutdown` lets a batch in flight finish before cancelling it.
   static let shutdownGrace: Duration = .seconds(5)
 
   public init(
     database: any SQLDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
-    idlePoll: Duration = .milliseconds(200), leaseDuration: TimeInterval = 60, logger: Logger,
+    idlePoll: Duration = .milliseconds(200), linger: Duration = OutboxRelay.defaultLinger,
+    leaseDuration: TimeInterval = 60, logger: Logger,
     metrics: MetricsRegistry, failsAfterFirstPass: Bool = false
   ) {
     self.failsAfterFirstPass = failsAfterFirstPass
@@ -65,6 +72,7 @@ public final class OutboxRelay: LifecycleService {
     self.publisher = publisher
     self.batchSize = max(1, batchSize)
     self.idlePoll = idlePoll
+    self.linger = linger
     self.logger = logger
     self.registry = metrics
     self.backlogGauge = metrics.gauge("outbox_backlog", help: "Outbox rows waiting to be published.")
@@ -172,6 +180,11 @@ public final class OutboxRelay: LifecycleService {
         cursor = 0
         backlogGauge.set(0)
         await signal.wait(timeout: idlePoll)
+        if linger > .zero {
+          try? await Task.sleep(for: linger)
+          // The commits of the linger are read next; their wakes would only cost an empty read.
+          signal.clear()
+        }
         continue
       }
       let oldest = inFlight.removeFirst()

@@ -35,6 +35,11 @@ public final class WakeSignal: Sendable {
     waiter?.resume()
   }
 
+  /// Forgets a wake nobody waited for: the caller is about to look for what it announced.
+  public func clear() {
+    state.withLock { $0.pending = false }
+  }
+
   /// Returns on `notify`, after `timeout`, or on cancellation, whichever comes first.
   public func wait(timeout: Duration) async {
     let number = state.withLock { state -> UInt64 in

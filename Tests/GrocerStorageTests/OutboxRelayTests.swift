@@ -147,6 +147,40 @@ import Testing
     #expect(ContinuousClock.now - shutdownStarted < .seconds(3))
   }
 
+  /// An idle relay woken by a commit waits `linger` before reading: the commits of that time
+  /// leave in one batch, and their own wakes do not cost another read.
+  @Test func commitsDuringTheLingerLeaveInOneBatch() async throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [Self.stockTable])
+    let publisher = RecordingPublisher()
+    let relay = OutboxRelay(
+      database: database, publisher: publisher, idlePoll: .seconds(60), linger: .milliseconds(400),
+      logger: .discarding(), metrics: MetricsRegistry())
+    try await relay.start()
+    try await Task.sleep(for: .milliseconds(50))  // let it find the outbox empty and go idle
+    for number in 1...3 {
+      try await database.writeAsync { try Outbox.append(message(number), in: $0) }
+    }
+    #expect(await eventually { publisher.published.count == 3 })
+    #expect(publisher.calls == 1)
+    #expect(publisher.published == (1...3).map { message($0) })
+    await relay.shutdown()
+  }
+
+  @Test func aClearedWakeIsForgotten() async {
+    let signal = WakeSignal()
+    signal.notify()
+    signal.clear()
+    let started = ContinuousClock.now
+    await signal.wait(timeout: .milliseconds(200))
+    #expect(ContinuousClock.now - started >= .milliseconds(150))
+    signal.notify()
+    let again = ContinuousClock.now
+    await signal.wait(timeout: .seconds(30))
+    #expect(ContinuousClock.now - again < .seconds(10))
+  }
+
   /// Batches overlap at the publisher (the next goes out while one waits for confirms), yet
   /// each is handed over after the one before it: rows leave in their order. (Started as
   /// ordinary tasks, a later batch went first only on a loaded machine: once in a CI run, in
