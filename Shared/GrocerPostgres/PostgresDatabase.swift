@@ -107,8 +107,9 @@ public final class PostgresDatabase: SQLDatabase {
       guard let batch = open.batch, !open.writing else {
         throw StorageError.misuse("write called inside a write; a transaction is already open")
       }
-      // A write of a `writeEach` batch runs in the batch's snapshot. A `writeLockingRows` too:
-      // a row it locks that changed since fails the batch (40001), and it runs alone after.
+      // A write of a `writeEach` batch runs in the batch's snapshot, a `writeLockingRows` too
+      // (its reads lock nothing there): a row it changes that another write changed since the
+      // snapshot fails the batch (40001), and the jobs then run alone.
       open.writing = true
       defer { open.writing = false }
       return try body(batch)
