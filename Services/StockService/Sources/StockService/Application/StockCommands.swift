@@ -136,7 +136,7 @@ public final class StockCommands: Sendable {
         }
         guard stock.level.count(target) else { return (stock.stocked, nil) }
         let now = clock.now()
-        try store.saveLevel(stock.level, hub: stock.hub, sku: stock.product.sku, at: now, in: db)
+        try store.saveLevels([(stock.product.sku, stock.level)], hub: stock.hub, at: now, in: db)
         try store.recordAdjustment(
           hub: hub, sku: sku, delta: target - current, reason: change.reason, actor: actor, at: now, in: db)
         try publish(stock, reason: change.reason, correlationID, at: now, db)

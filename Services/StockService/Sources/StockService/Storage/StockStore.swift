@@ -174,13 +174,6 @@ public final class StockStore: Sendable {
       product.category, try Self.text(product.image), stock.hub, product.sku)
   }
 
-  /// Stores a product's counts and version.
-  func saveLevel(_ level: StockLevel, hub: HubID, sku: SKU, at now: Date, in db: any SQLConnection) throws {
-    try db.execute(
-      "UPDATE products SET on_hand = ?, held = ?, version = ?, updated_at = ? WHERE hub = ? AND sku = ?",
-      level.onHand, level.held, level.version, now.timeIntervalSince1970, hub, sku)
-  }
-
   /// Stores the counts of several products of `hub` (a reservation's lines) in one statement
   /// per run of rows: a round trip each was most of what an order's hold cost PostgreSQL, and
   /// the rows stay locked meanwhile. A `VALUES` list names its columns `column1…` in both engines.

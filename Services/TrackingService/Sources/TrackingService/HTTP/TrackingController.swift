@@ -233,12 +233,8 @@ struct TrackingController: Sendable {
         var response = Self.json(commands.reply(change.record))
         if case .unchanged = change { response.headers.add("Grocer-Fix-Ignored", "older than the fix held") }
         done(.success(response))
-      case .failure(let error as TrackingError):
-        done(.failure(Self.http(error)))
-      case .failure(let error as HTTPError):
-        done(.failure(error))
-      case .failure:
-        done(.failure(HTTPError.storageTrouble(database: "tracking")))
+      case .failure(let error):
+        done(.failure(Self.answer(error)))
       }
     }
   }
@@ -281,8 +277,16 @@ struct TrackingController: Sendable {
 
   /// A rule's refusal is its problem; storage trouble a 503 with `Retry-After`, never a 500.
   static func storage<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    try await answeringStorageTroubleAs503(database: "tracking") {
-      do { return try await body() } catch let error as TrackingError { throw http(error) }
+    do { return try await body() } catch { throw answer(error) }
+  }
+
+  /// What a request answers for an error of its use case: a `TrackingError` as its status, an
+  /// `HTTPError` as it is, anything else (storage trouble) 503.
+  static func answer(_ error: any Error) -> any Error {
+    switch error {
+    case let error as TrackingError: http(error)
+    case let error as HTTPError: error
+    default: HTTPError.storageTrouble(database: "tracking")
     }
   }
 }
