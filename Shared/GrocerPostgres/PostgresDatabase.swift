@@ -365,7 +365,7 @@ enum FrameworkSchema {
     );
     CREATE TABLE IF NOT EXISTS outbox (
       seq BIGSERIAL PRIMARY KEY,
-      message_id TEXT NOT NULL UNIQUE,
+      message_id TEXT NOT NULL,
       exchange TEXT NOT NULL,
       routing_key TEXT NOT NULL,
       type TEXT NOT NULL,
@@ -374,6 +374,14 @@ enum FrameworkSchema {
       body BYTEA NOT NULL,
       created_at DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM clock_timestamp())
     );
+    -- An outbox made before `message_id` lost its index (ids come from the services'
+    -- generators; the index cost every event an insert and a delete) drops it.
+    DO $$ BEGIN
+      IF EXISTS (SELECT 1 FROM pg_constraint
+                 WHERE conname = 'outbox_message_id_key' AND conrelid = 'outbox'::regclass) THEN
+        ALTER TABLE outbox DROP CONSTRAINT outbox_message_id_key;
+      END IF;
+    END $$;
     CREATE TABLE IF NOT EXISTS inbox (
       consumer TEXT NOT NULL,
       message_id TEXT NOT NULL,

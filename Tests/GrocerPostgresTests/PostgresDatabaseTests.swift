@@ -318,6 +318,33 @@ import Testing
     }
   }
 
+  @Test func anOutboxMadeWithAUniqueMessageIdLosesTheConstraintAndKeepsItsRows() throws {
+    try withDatabase([]) { database, url in
+      try database.write { db in
+        try db.execute("ALTER TABLE outbox ADD CONSTRAINT outbox_message_id_key UNIQUE (message_id)")
+        try Outbox.append(message("m1"), in: db)
+      }
+      database.close()
+      let reopened = try PostgresDatabase(url: url, migrations: [], logger: .discarding())
+      defer { reopened.close() }
+      let constraints = try reopened.read {
+        try $0.queryOne(
+          "SELECT count(*) FROM pg_constraint WHERE conrelid = 'outbox'::regclass AND contype = 'u'")?
+          .int(0)
+      }
+      #expect(constraints == 0)
+      try reopened.write { try Outbox.append(message("m1"), in: $0) }
+      let pending = try reopened.read { try Outbox.pending(limit: 10, in: $0) }
+      #expect(pending.map(\.message.messageID) == ["m1", "m1"])
+    }
+  }
+
+  private func message(_ id: String) -> OutgoingMessage {
+    OutgoingMessage(
+      messageID: id, routingKey: "stock.changed", type: "stock.changed", body: Data("{}".utf8),
+      timestamp: Date(timeIntervalSince1970: 1_790_000_000), correlationID: nil)
+  }
+
   /// Two replicas on one database: the one whose relay waits is woken by the outbox rows the
   /// other commits (LISTEN/NOTIFY), not by its own idle poll; other writes do not wake it.
   @Test func outboxRowsOfAnotherReplicaWakeTheCommitObservers() async throws {

@@ -38,8 +38,6 @@ import Testing
     let pending = try database.read { try Outbox.pending(limit: 10, in: $0) }
     #expect(pending.map(\.message) == [try envelope.message()])
     #expect(try database.read { try Outbox.backlog(in: $0) } == 1)
-    // The same message id twice is refused.
-    #expect(throws: StorageError.self) { try database.write { try Outbox.append(envelope, in: $0) } }
   }
 
   @Test func theRelayPublishesRowsInOrderAndRemovesThem() async throws {
