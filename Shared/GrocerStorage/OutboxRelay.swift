@@ -19,9 +19,8 @@ import Synchronization
 /// Confirmed rows are deleted at once (no "sent" flag to purge later): the outbox only ever
 /// holds what still has to go out, so its row count is the backlog.
 ///
-/// Batches of 1,000 by default. Measured (`make bench`, outbox-relay), one batch at a time:
-/// 500 → 13–18k events/s, 1,000 → 15–19k; two at a time: 500 → 17.3–17.5k, 1,000 → 18.2–20.4k,
-/// against 22–25k for the publisher alone.
+/// Batches of `defaultBatchSize`, two at the publisher at once (Benchmarks/README, outbox-relay,
+/// has the measurements).
 public final class OutboxRelay: LifecycleService {
   public let name = "outbox-relay"
 
@@ -52,6 +51,8 @@ public final class OutboxRelay: LifecycleService {
   /// Batches at the publisher at once: two let one batch's confirms come back while the next is
   /// sent (measured with `make bench`, outbox-relay).
   public static let pipelineDepth = 2
+  /// Rows read and published at once: what every service's relay uses.
+  public static let defaultBatchSize = 1000
   /// How long an idle relay waits after a commit woke it before reading the outbox, so that the
   /// commits of the next few milliseconds leave in its batch instead of a read, publish, confirm
   /// and delete each (Benchmarks/tracking: a rider fix's CPU fell by a quarter at 1,000/s).
@@ -61,7 +62,8 @@ public final class OutboxRelay: LifecycleService {
   static let shutdownGrace: Duration = .seconds(5)
 
   public init(
-    database: any SQLDatabase, publisher: any ConfirmedPublisher, batchSize: Int = 1000,
+    database: any SQLDatabase, publisher: any ConfirmedPublisher,
+    batchSize: Int = OutboxRelay.defaultBatchSize,
     idlePoll: Duration = .milliseconds(200), linger: Duration = OutboxRelay.defaultLinger,
     leaseDuration: TimeInterval = 60, logger: Logger,
     metrics: MetricsRegistry, failsAfterFirstPass: Bool = false
@@ -135,34 +137,53 @@ public final class OutboxRelay: LifecycleService {
     var backoff = Self.initialBackoff
     var typeCounters: [String: Counter] = [:]
     var inFlight: [InFlight] = []
-    // The last row handed to the publisher: the next batch starts after it.
+    // The last row read: the next batch starts after it.
     var cursor: Int64 = 0
+    // The batch read while `pipelineDepth` batches were out, handed over the moment the oldest
+    // is settled (empty: nothing more was waiting then).
+    var readAhead: [Outbox.Entry]?
     var passes = 0
+    /// After a failure or a lost lease: nothing read and not yet published is kept, and the
+    /// next read starts from the oldest row again.
+    func forgetUnpublished() {
+      cursor = 0
+      readAhead = nil
+    }
     while !shouldStop {
       if failsAfterFirstPass && passes > 0 { throw OutboxRelayDrillFailure() }
       passes += 1
       guard await holdsLease() else {
         await settleAll(&inFlight, &typeCounters)
-        cursor = 0
+        forgetUnpublished()
         await pause(for: idlePoll)
         continue
       }
-      // Keep up to `pipelineDepth` batches at the publisher: while one waits for its confirms
-      // the next is already on the wire.
-      if inFlight.count < Self.pipelineDepth {
+      // Keep up to `pipelineDepth` batches at the publisher (while one waits for its confirms
+      // the next is already on the wire) and one more read, ready to go.
+      if inFlight.count < Self.pipelineDepth || readAhead == nil {
         let batch: [Outbox.Entry]
-        do {
-          let (limit, after) = (batchSize, cursor)
-          batch = try await database.readAsync { try Outbox.pending(after: after, limit: limit, in: $0) }
-        } catch {
-          logger.error("outbox read failed", ["error": "\(error)"])
-          await settleAll(&inFlight, &typeCounters)
-          cursor = 0
-          await pause(for: backoff)
-          backoff = min(backoff * 2, Self.maximumBackoff)
+        if inFlight.count < Self.pipelineDepth, let ready = readAhead {
+          batch = ready
+          readAhead = nil
+        } else {
+          do {
+            let (limit, after) = (batchSize, cursor)
+            batch = try await database.readAsync { try Outbox.pending(after: after, limit: limit, in: $0) }
+          } catch {
+            logger.error("outbox read failed", ["error": "\(error)"])
+            await settleAll(&inFlight, &typeCounters)
+            forgetUnpublished()
+            await pause(for: backoff)
+            backoff = min(backoff * 2, Self.maximumBackoff)
+            continue
+          }
+          cursor = batch.last?.seq ?? cursor
+        }
+        if inFlight.count == Self.pipelineDepth {
+          readAhead = batch
           continue
         }
-        if let last = batch.last {
+        if !batch.isEmpty {
           let publisher = self.publisher
           let messages = batch.map(\.message)
           // Started at once on this task, so `publish` hands this batch over before the relay
@@ -170,14 +191,13 @@ public final class OutboxRelay: LifecycleService {
           // started the ordinary way raced, and a later batch could go first).
           inFlight.append(
             InFlight(entries: batch, publish: Task.immediate { try await publisher.publish(messages) }))
-          cursor = last.seq
           continue
         }
       }
       guard !inFlight.isEmpty else {
         // Everything read was removed: the next read starts from the oldest row again, so a
         // row that committed late below the cursor (concurrent writers) is not passed over.
-        cursor = 0
+        forgetUnpublished()
         backlogGauge.set(0)
         await signal.wait(timeout: idlePoll)
         if linger > .zero {
@@ -195,7 +215,7 @@ public final class OutboxRelay: LifecycleService {
         // again from the oldest row still waiting. Nothing is removed that was not confirmed;
         // what was confirmed and not removed goes out again and consumers dedupe.
         await settleAll(&inFlight, &typeCounters)
-        cursor = 0
+        forgetUnpublished()
         await pause(for: backoff)
         backoff = min(backoff * 2, Self.maximumBackoff)
       }

@@ -20,14 +20,15 @@ import GrocerStorage
 struct Options {
   var events = 50_000
   var batchSizes = [100, 500, 1000]
-  var baselineBatch = 500
+  /// The batch at which relay and publisher are compared: the services' relays' own.
+  var baselineBatch = OutboxRelay.defaultBatchSize
   /// Publish calls in flight at once in the baseline: by default as many batches as the relay
   /// keeps at the publisher, so the two differ by the outbox alone.
   var baselineInFlight = OutboxRelay.pipelineDepth
   var url = AMQPConfiguration.defaultURL
 
   static let usage = """
-    usage: grocer-bench-relay [--events N] [--batches 100,500,1000] [--baseline-batch 500]
+    usage: grocer-bench-relay [--events N] [--batches 100,500,1000] [--baseline-batch \(OutboxRelay.defaultBatchSize)]
                               [--baseline-in-flight \(OutboxRelay.pipelineDepth)]
     environment: GROCER_AMQP_URL (default \(AMQPConfiguration.defaultURL))
     """
