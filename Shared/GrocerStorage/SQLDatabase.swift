@@ -97,7 +97,8 @@ public protocol SQLDatabase: AnyObject, Sendable {
   /// costs one commit. A job must be one that may run twice, as any write's closure.
   func writeEach(_ jobs: [@Sendable () throws -> Void]) async throws -> [(any Error)?]
 
-  /// `onWriterQueue` with a completion, called once after the batch committed (or failed).
+  /// `onWriterQueue` with a completion, called once after the batch committed (or failed);
+  /// perhaps on the calling thread, before this returns (SQLite, when the writer was idle).
   func submitWrite<T: Sendable>(
     _ body: @escaping @Sendable () throws -> T, completion: @escaping @Sendable (Result<T, any Error>) -> Void
   )

@@ -3,6 +3,7 @@ import GrocerCore
 import Synchronization
 import Testing
 
+@testable import GrocerSQLite
 @testable import GrocerStorage
 
 /// Writes queued on the writer queue commit together, each in its own savepoint.
@@ -47,6 +48,35 @@ import Testing
     // Fewer commits than writes: they were grouped (at least the first one runs alone).
     #expect(commits.load(ordering: .relaxed) >= 1)
     #expect(commits.load(ordering: .relaxed) < 200)
+  }
+
+  @Test func aWriteSubmittedToAnIdleWriterIsCommittedAndAnsweredOnTheCallersThread() throws {
+    for durability in [SQLiteDatabase.Durability.normal, .full] {
+      let temp = TemporaryDatabase()
+      defer { temp.remove() }
+      let database = try temp.open(migrations: [Self.items], durability: durability)
+      let caller = pthread_self()
+      let answer = Mutex<(onCaller: Bool, result: Result<Int, any Error>)?>(nil)
+      let done = DispatchSemaphore(value: 0)
+      database.submitWrite({
+        try database.write { db in
+          try db.execute("INSERT INTO items (id, name) VALUES (1, 'one')")
+          return 1
+        }
+      }) { result in
+        answer.withLock { $0 = (pthread_equal(pthread_self(), caller) != 0, result) }
+        done.signal()
+      }
+      // `.normal`: answered before `submitWrite` returned; `.full` (whose commit waits for the
+      // disk) goes through the writer queue's thread.
+      let answeredAtOnce = answer.withLock { $0 != nil }
+      done.wait()
+      let (onCaller, result) = try #require(answer.withLock { $0 })
+      #expect(try result.get() == 1)
+      #expect(answeredAtOnce == (durability == .normal))
+      #expect(onCaller == (durability == .normal))
+      #expect(try database.read { try $0.queryOne("SELECT count(*) FROM items")?.int(0) } == 1)
+    }
   }
 
   @Test func afterCommitActionsRunOnceCommittedAndNeverForARolledBackWrite() async throws {
