@@ -57,7 +57,7 @@ public final class OutboxRelay: LifecycleService {
   /// commits of the next few milliseconds leave in its batch instead of a read, publish, confirm
   /// and delete each (Benchmarks/tracking: a rider fix's CPU fell by a quarter at 1,000/s).
   /// Events are asynchronous: no request waits for one to leave.
-  public static let defaultLinger: Duration = .milliseconds(5)
+  public static let defaultLinger: Duration = .milliseconds(20)
   /// How long `shutdown` lets a batch in flight finish before cancelling it.
   static let shutdownGrace: Duration = .seconds(5)
 
