@@ -223,8 +223,9 @@ public final class SQLiteDatabase: SQLDatabase {
   /// Runs `body` (which calls `write`, perhaps several times) on the writer's serial queue,
   /// for async callers whose transactions are wrapped in their own helpers. Only that queue's one
   /// thread ever waits for the write lock, so a burst of writes does not park a pool thread per
-  /// write on the lock (which starves the rest of the process on a small machine); a write that
-  /// finds the writer idle runs at once on the caller's thread (`submitWrite`).
+  /// write on the lock (which starves the rest of the process on a small machine). Unlike
+  /// `submitWrite`, it always queues: consumers' writes gain more from committing together than
+  /// from skipping the hop.
   ///
   /// Writes that queue up meanwhile are committed together (group commit): one transaction,
   /// each write in its own savepoint, so one that fails is rolled back alone and the others
@@ -258,12 +259,10 @@ public final class SQLiteDatabase: SQLDatabase {
   }
 
   /// Runs `job` as a batch of its own on the calling thread when nothing is queued and nobody
-  /// holds the writer: a lone write then costs no hop to the writer thread and back (a rider
-  /// fix's CPU fell by a sixth, Benchmarks/tracking). Only where a commit does not wait for the
-  /// disk (`.normal`): a `.full` commit's fsync would hold the caller's thread (an HTTP
-  /// transport's, serving other connections). Under load the writer is busy and writes queue up
-  /// for group commit as before; `onWriterQueue` always queues (consumers' writes, which gain
-  /// more from committing together than from the hop: the order benchmark lost a tenth).
+  /// holds the writer: a lone write then costs no hop to the writer thread and back. Only where
+  /// a commit does not wait for the disk (`.normal`): a `.full` commit's fsync would hold the
+  /// caller's thread (an HTTP transport's, serving other connections). Under load the writer is
+  /// busy and writes queue up for group commit as before.
   private func runAloneIfIdle(_ job: PendingWrite) -> Bool {
     guard durability == .normal, pendingWrites.withLock({ $0.jobs.isEmpty && !$0.scheduled }) else {
       return false
@@ -448,8 +447,7 @@ enum FrameworkSchema {
     """
 
   /// The outbox's table. `message_id` has no index: ids come from the services' generators, and
-  /// an index on them (random keys) cost every event a B-tree insert and delete, 40 % of the
-  /// relay's CPU.
+  /// an index on them (random keys) cost every event a B-tree insert and a delete.
   private static func outbox(_ name: String) -> String {
     """
     CREATE TABLE \(name) (
