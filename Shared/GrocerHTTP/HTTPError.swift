@@ -136,14 +136,18 @@ public struct HTTPError: Error, Sendable, Equatable {
 public func answeringStorageTroubleAs503<T: Sendable>(
   database: String, _ body: () async throws -> T
 ) async throws -> T {
-  do { return try await body() } catch let error as HTTPError { throw error } catch {
-    throw HTTPError.storageTrouble(database: database)
-  }
+  do { return try await body() } catch { throw HTTPError.answering(error, database: database) }
 }
 
 extension HTTPError {
   /// 503 with `Retry-After: 1` for storage work that failed (the database busy, an I/O error).
   public static func storageTrouble(database: String) -> HTTPError {
     .serviceUnavailable(retryAfter: 1, detail: "the \(database) database is busy; ask again")
+  }
+
+  /// What storage work's `error` answers (`answeringStorageTroubleAs503`, or a completion): an
+  /// `HTTPError` as it is, anything else `storageTrouble(database:)`.
+  public static func answering(_ error: any Error, database: String) -> HTTPError {
+    error as? HTTPError ?? storageTrouble(database: database)
   }
 }

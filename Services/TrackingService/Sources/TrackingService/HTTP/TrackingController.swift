@@ -283,10 +283,7 @@ struct TrackingController: Sendable {
   /// What a request answers for an error of its use case: a `TrackingError` as its status, an
   /// `HTTPError` as it is, anything else (storage trouble) 503.
   static func answer(_ error: any Error) -> any Error {
-    switch error {
-    case let error as TrackingError: http(error)
-    case let error as HTTPError: error
-    default: HTTPError.storageTrouble(database: "tracking")
-    }
+    if let error = error as? TrackingError { return http(error) }
+    return HTTPError.answering(error, database: "tracking")
   }
 }
