@@ -46,6 +46,8 @@ public final class SQLiteDatabase: SQLDatabase {
   /// State only touched with `writerLock` held: whether a batch transaction is open, and the
   /// actions to run once the running transaction commits.
   private let writerState = WriterState()
+  /// Checkpoints the log off the committing threads; nil in memory.
+  private let checkpointer: WALCheckpointer?
   /// Most writes committed together by one batch.
   static let maximumBatch = 128
 
@@ -53,9 +55,10 @@ public final class SQLiteDatabase: SQLDatabase {
   ///
   /// `":memory:"` works for quick tests but then reads share the writer connection; a temporary
   /// file is closer to production.
+  /// `checkpointPages`: the log's size, in pages, that starts a checkpoint (`WALCheckpointer`).
   public init(
     path: String, migrations: [Migration], durability: Durability = .normal, readers: Int = 2,
-    logger: Logger
+    checkpointPages: Int = 1000, logger: Logger
   ) throws {
     self.path = path
     self.durability = durability
@@ -88,6 +91,15 @@ public final class SQLiteDatabase: SQLDatabase {
     try writer.executeScript(FrameworkSchema.sql)
     try FrameworkSchema.upgrade(writer)
     try Self.migrate(writer, migrations, logger: self.logger)
+    if inMemory {
+      checkpointer = nil
+    } else {
+      let checkpointer = try WALCheckpointer(
+        path: path, synchronous: durability == .full ? "FULL" : "NORMAL", threshold: Int32(checkpointPages),
+        logger: self.logger)
+      try checkpointer.attach(to: writer)
+      self.checkpointer = checkpointer
+    }
     self.writer = ConnectionSlot(writer)
 
     var pool: [ConnectionSlot] = []
@@ -261,10 +273,13 @@ public final class SQLiteDatabase: SQLDatabase {
   /// Runs `job` as a batch of its own on the calling thread when nothing is queued and nobody
   /// holds the writer: a lone write then costs no hop to the writer thread and back. Only where
   /// a commit does not wait for the disk (`.normal`): a `.full` commit's fsync would hold the
-  /// caller's thread (an HTTP transport's, serving other connections). Under load the writer is
+  /// caller's thread (an HTTP transport's, serving other connections), and not when this commit
+  /// would finish a checkpoint (`WALCheckpointer.wantsWriterQueue`). Under load the writer is
   /// busy and writes queue up for group commit as before.
   private func runAloneIfIdle(_ job: PendingWrite) -> Bool {
-    guard durability == .normal, pendingWrites.withLock({ $0.jobs.isEmpty && !$0.scheduled }) else {
+    guard durability == .normal, checkpointer?.wantsWriterQueue != true,
+      pendingWrites.withLock({ $0.jobs.isEmpty && !$0.scheduled })
+    else {
       return false
     }
     guard writerLock.try() else { return false }
@@ -353,6 +368,9 @@ public final class SQLiteDatabase: SQLDatabase {
     commitObservers.withLock { $0.append(observer) }
   }
 
+  /// Checkpoints run to the end so far (tests).
+  var checkpoints: Int { checkpointer?.checkpoints ?? 0 }
+
   /// The schema version recorded in `PRAGMA user_version`.
   public func schemaVersion() throws -> Int {
     try read { try $0.queryOne("PRAGMA user_version")?.int(0) ?? 0 }
@@ -364,6 +382,7 @@ public final class SQLiteDatabase: SQLDatabase {
     writerLock.lock()
     defer { writerLock.unlock() }
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    checkpointer?.stop()
     writer.connection.close()
     for _ in 0..<readerCount { readerPermits.wait() }
     for slot in readers.withLock({ $0 }) { slot.connection.close() }

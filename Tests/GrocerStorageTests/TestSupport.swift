@@ -17,11 +17,12 @@ struct TemporaryDatabase {
   }
 
   func open(
-    migrations: [Migration] = [], durability: SQLiteDatabase.Durability = .normal, readers: Int = 2
+    migrations: [Migration] = [], durability: SQLiteDatabase.Durability = .normal, readers: Int = 2,
+    checkpointPages: Int = 1000
   ) throws -> SQLiteDatabase {
     try SQLiteDatabase(
       path: path, migrations: migrations, durability: durability, readers: readers,
-      logger: .discarding())
+      checkpointPages: checkpointPages, logger: .discarding())
   }
 
   func remove() { try? FileManager.default.removeItem(at: folder) }
