@@ -192,11 +192,34 @@ struct TrackingController: Sendable {
   }
 
   /// `{ "lat", "lng", "recordedAt" }` from the assigned rider.
-  struct FixBody: StrictBody {
+  struct FixBody: StrictBody, Equatable {
     static let allowedKeys: Set<String> = ["lat", "lng", "recordedAt"]
     var lat: Double
     var lng: Double
     var recordedAt: Date
+
+    /// The usual fix read by hand (a rider sends one every few seconds); nil for anything else —
+    /// an unknown or repeated key, a value of another type — which `StrictJSON` then reads and
+    /// explains.
+    static func fast(_ body: [UInt8]) -> FixBody? {
+      var reader = JSONReader(body)
+      var (lat, lng, recordedAt): (Double?, Double?, Date?)
+      do {
+        try reader.readObject { reader, key in
+          switch key {
+          case "lat" where lat == nil: lat = try reader.readDouble()
+          case "lng" where lng == nil: lng = try reader.readDouble()
+          case "recordedAt" where recordedAt == nil: recordedAt = try reader.readDate()
+          default: throw JSONReader.Failure("unknown or repeated key")
+          }
+        }
+        try reader.finish()
+      } catch {
+        return nil
+      }
+      guard let lat, let lng, let recordedAt else { return nil }
+      return FixBody(lat: lat, lng: lng, recordedAt: recordedAt)
+    }
   }
 
   /// Checked on the transport's thread, then recorded on the database's writer queue, whose
