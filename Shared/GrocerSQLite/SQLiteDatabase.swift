@@ -368,7 +368,7 @@ public final class SQLiteDatabase: SQLDatabase {
     commitObservers.withLock { $0.append(observer) }
   }
 
-  /// Checkpoints run to the end so far (tests).
+  /// The checkpointer's bulk copies so far (tests).
   var checkpoints: Int { checkpointer?.checkpoints ?? 0 }
 
   /// The schema version recorded in `PRAGMA user_version`.

@@ -44,6 +44,11 @@ final class WALCheckpointer: @unchecked Sendable {
     self.logger = logger
   }
 
+  deinit {
+    // Never stopped: the database's init failed after this was made.
+    if !stopped.load(ordering: .acquiring), databaseFile >= 0 { close(databaseFile) }
+  }
+
   /// Bulk copies done so far.
   var checkpoints: Int { completed.load(ordering: .acquiring) }
 
@@ -85,6 +90,7 @@ final class WALCheckpointer: @unchecked Sendable {
     queue.async { self.copyBulk() }
   }
 
+  /// On the checkpointer's queue: the bulk, beside the writer.
   private func copyBulk() {
     guard !stopped.load(ordering: .acquiring), let handle = try? connection.rawHandle(),
       checkpoint(handle) != nil
