@@ -112,8 +112,14 @@ build-tests: deps
 # Suites run one after another: a few live-socket and SQLite tests block threads on purpose,
 # and on 2 cores they would starve the cooperative pool of suites running beside them.
 # Whatever a crashed test process left running is killed afterwards (deploy/check/reap-orphans.sh).
+# `make test DB=postgres` runs only the test targets whose stores and services take the engine
+# from GROCER_DB (TestEngine.selected): the others never open a database, or open SQLite or
+# PostgreSQL by name, so the SQLite pass has already run all they do (the cluster tests alone
+# take minutes). ENGINE_TESTS= runs every target again.
+ENGINE_TESTS ?= CartServiceTests|NotifyGatewayTests|OrderServiceTests|StockServiceTests|SystemTests|TrackingServiceTests
+TEST_FILTER := $(if $(and $(filter postgres,$(DB)),$(ENGINE_TESTS)),--filter '^($(ENGINE_TESTS))\.')
 test: build-tests broker
-	@status=0; $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) || status=$$?; \
+	@status=0; $(SWIFT) test --skip-build --no-parallel $(SWIFT_FLAGS) $(TEST_FILTER) || status=$$?; \
 	  bash deploy/check/reap-orphans.sh; exit $$status
 
 # The fault suite's long run (Tests/SystemTests/FaultTests.swift; make test runs the short one):

@@ -186,7 +186,7 @@ let package = Package(
       name: "GrocerTestSupport",
       dependencies: [
         "GrocerCore", "GrocerAMQP", "GrocerRabbitMQ", "GrocerRuntime", "GrocerFastPath", "GrocerStorage",
-        "GrocerDatabase",
+        "GrocerDatabase", "GrocerPostgres",
       ],
       path: "Tests/GrocerTestSupport"),
     .testTarget(

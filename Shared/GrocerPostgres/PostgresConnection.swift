@@ -42,7 +42,9 @@ public final class PostgresConnection: SQLConnection {
     }
   }
 
-  init(url: String) throws(StorageError) {
+  /// A connection of its own, outside any pool and any transaction until one is begun: what the
+  /// pool opens, and what administration needs (`CREATE DATABASE` refuses to run in a transaction).
+  public init(url: String) throws(StorageError) {
     let connection = PQconnectdb(url)
     guard let connection, PQstatus(connection) == CONNECTION_OK else {
       let message = connection.map { Self.message(of: $0) } ?? "out of memory"
@@ -69,7 +71,7 @@ public final class PostgresConnection: SQLConnection {
   }
 
   /// Whether the server side went away (the pool replaces such a connection).
-  var isBroken: Bool {
+  public var isBroken: Bool {
     guard let handle else { return true }
     return PQstatus(handle) != CONNECTION_OK
   }

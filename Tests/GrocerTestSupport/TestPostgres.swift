@@ -1,5 +1,7 @@
 import Foundation
+import GrocerPostgres
 import GrocerRuntime
+import Synchronization
 
 /// The local PostgreSQL the tests run against: found on 127.0.0.1:5432 (`GROCER_POSTGRES_PORT`)
 /// or started with `deploy/local/postgres.sh start`, which initialises `var/postgres` on first
@@ -39,22 +41,61 @@ public enum TestPostgres {
     try ensureRunning()
     let name =
       "\(prefix)_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-    return try run(["url", name]).trimmingCharacters(in: .whitespacesAndNewlines)
+    return try serverURL.get() + name
   }
 
   /// Creates the database `url` names.
   public static func create(_ url: String) throws {
-    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else {
-      throw CommandFailed(arguments: [url], output: "no database name")
-    }
-    try run(["createdb", String(name)])
+    try administer("CREATE DATABASE \(try databaseName(url))")
   }
 
   /// Drops a database `freshDatabase` made, closing whatever connections it still has.
   public static func drop(_ url: String) {
-    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else { return }
-    _ = try? run(["dropdb", String(name)])
+    guard let name = try? databaseName(url) else { return }
+    try? administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
   }
+
+  /// `drop` on a queue of its own, so the test that is done does not wait for the checkpoint a
+  /// drop makes; the process waits for the queue before it exits.
+  public static func dropSoon(_ url: String) {
+    _ = drainedAtExit
+    drops.async { drop(url) }
+  }
+
+  /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`.
+  private static let serverURL: Result<String, any Error> = Result {
+    let url = try run(["url", "postgres"]).trimmingCharacters(in: .whitespacesAndNewlines)
+    return String(url.dropLast("postgres".count))
+  }
+
+  /// The tests' own connection to database `postgres`, for creating and dropping databases
+  /// without a psql process each (every fixture on PostgreSQL makes one).
+  private static let administration = Mutex<PostgresConnection?>(nil)
+
+  private static func administer(_ sql: String) throws {
+    try ensureRunning()
+    try administration.withLock { connection in
+      var attempt = 1
+      while true {
+        do {
+          if connection?.isBroken ?? true {
+            connection = try PostgresConnection(url: try serverURL.get() + "postgres")
+          }
+          return try connection!.executeScript(sql)
+        } catch {
+          // A server restarted by a drill ended the connection: connect again, once.
+          guard connection?.isBroken ?? true, attempt < 2 else {
+            throw CommandFailed(arguments: [sql], output: "\(error)")
+          }
+          connection = nil
+          attempt += 1
+        }
+      }
+    }
+  }
+
+  private static let drops = DispatchQueue(label: "grocer.tests.postgres-drops")
+  private static let drainedAtExit: Void = { atexit { drops.sync {} } }()
 
   /// Runs SQL as the superuser against database `postgres` (e.g. to end other connections).
   @discardableResult
@@ -90,7 +131,9 @@ public enum TestPostgres {
   }
 
   private static func databaseName(_ url: String) throws -> String {
-    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty else {
+    guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty,
+      name.allSatisfy({ $0 == "_" || $0.isASCII && ($0.isLowercase || $0.isNumber) })
+    else {
       throw CommandFailed(arguments: [url], output: "no database name")
     }
     return String(name)
