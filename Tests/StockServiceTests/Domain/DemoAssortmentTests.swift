@@ -16,6 +16,17 @@ import Testing
     #expect(other.products != Self.demo.products)
   }
 
+  /// A smaller demo (`GROCER_DEMO_PRODUCTS`) is the full one's first products, counts and all,
+  /// so the SKUs the system tests name are the same products either way.
+  @Test func aSmallerDemoIsTheStartOfTheFullOne() {
+    let small = DemoAssortment.generate(productsPerHub: 1000)
+    #expect(small.products == Array(Self.demo.products.prefix(1000)))
+    let skus = Set(small.products.map(\.sku))
+    for hub in Self.demo.hubs {
+      #expect(small.counts[hub.id] == Self.demo.counts[hub.id]?.filter { skus.contains($0.key) })
+    }
+  }
+
   @Test func threeHubsCarryTheSameThreeThousandUniqueValidProducts() throws {
     #expect(Self.demo.hubs.map(\.id) == ["h1", "h2", "h3"])
     #expect(Self.demo.products.count == 3000)

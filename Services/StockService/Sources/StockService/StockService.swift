@@ -151,7 +151,7 @@ public func loadDemoAssortment(
   let commands = StockCommands(
     store: StockStore(database: database), clock: clock, ids: ids,
     reservationTTL: configuration.reservationTTL)
-  return try commands.loadDemo(DemoAssortment.generate())
+  return try commands.loadDemo(DemoAssortment.generate(productsPerHub: configuration.demoProductsPerHub))
 }
 
 extension PageCursorCodec {

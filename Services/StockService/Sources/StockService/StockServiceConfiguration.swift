@@ -21,6 +21,9 @@ public struct StockServiceConfiguration: Sendable {
   public var reservationQueue = ReservationQueue.name
   /// The request/reply queue the catalogue snapshot (hubs, a hub's products) is asked on.
   public var catalogueQueue = CatalogueQueue.name
+  /// Products per hub that `stock-service load-demo` loads (`GROCER_DEMO_PRODUCTS`): the first
+  /// ones of the full demo, the same whatever the number (the system tests load fewer).
+  public var demoProductsPerHub = 3000
   /// The hub a caller without an address browses (`GROCER_DEFAULT_HUB`).
   public var defaultHub: HubID = "h1"
   /// When set, the broker deletes this service's queue once unused that long (tests, throw-away
@@ -42,6 +45,7 @@ public struct StockServiceConfiguration: Sendable {
     queueExpiry = expiry > 0 ? expiry : nil
     catalogueQueue = settings.string("GROCER_CATALOGUE_QUEUE", default: catalogueQueue)
     defaultHub = settings.string("GROCER_DEFAULT_HUB", default: defaultHub)
+    demoProductsPerHub = max(1, settings.int("GROCER_DEMO_PRODUCTS", default: demoProductsPerHub))
     relayDies = settings.bool("GROCER_FAULT_RELAY_DIES", default: false)
     consumerDies = settings.bool("GROCER_FAULT_CONSUMER_DIES", default: false)
     dataDirectory = settings.string("GROCER_DATA_DIR", default: "var/data/stock")

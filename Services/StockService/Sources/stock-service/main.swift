@@ -4,7 +4,7 @@ import GrocerRuntime
 import StockService
 
 /// `stock-service` runs the service; `stock-service load-demo` loads the demo assortment into
-/// the data directory (hubs h1–h3, about 3,000 products each) and exits; `stock-service
+/// the data directory (hubs h1–h3, 3,000 products each, `GROCER_DEMO_PRODUCTS`) and exits; `stock-service
 /// demo-images DIR` draws the demo catalogue's placeholder images into DIR (the gateway serves
 /// them as `/images/`). They read the same environment (GROCER_DATA_DIR, GROCER_AMQP_URL,
 /// GROCER_HTTP_PORT, GROCER_JWT_SECRET, …).
