@@ -134,7 +134,7 @@ public enum TestPostgres {
     guard let name = URL(string: url)?.path.dropFirst(), !name.isEmpty,
       name.allSatisfy({ $0 == "_" || $0.isASCII && ($0.isLowercase || $0.isNumber) })
     else {
-      throw CommandFailed(arguments: [url], output: "no database name")
+      throw CommandFailed(arguments: [url], output: "no database name of lowercase letters, digits and _")
     }
     return String(name)
   }
