@@ -369,8 +369,8 @@ extension AMQPConsumer: ConnectionRole {
     }
   }
 
-  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws {
-    guard let rpcQueue, now >= nextQueueCheck else { return }
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws -> Bool {
+    guard let rpcQueue, now >= nextQueueCheck else { return false }
     nextQueueCheck = now + Self.queueCheckInterval
     let exists = try channel.refusable(codes: [404]) { side in
       try side.declareQueue(rpcQueue, passive: true, durable: false, exclusive: false, autoDelete: false)
@@ -378,6 +378,7 @@ extension AMQPConsumer: ConnectionRole {
     if exists == nil {
       throw AMQPError.brokerClosed(code: 404, text: "the queue \(rpcQueue) is gone (its node died?)")
     }
+    return true
   }
 
   func flush(_ channel: AMQPChannel) throws {

@@ -23,14 +23,16 @@ protocol ConnectionRole: AnyObject, Sendable {
   /// Runs at least every `ConnectionDriver.tickInterval`, to expire time-outs.
   func tick(now: ContinuousClock.Instant)
   /// Runs after `tick` while connected, to ask the broker about what this role relies on; a
-  /// throw fails the connection (which then reconnects and declares everything again).
-  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws
+  /// throw fails the connection (which then reconnects and declares everything again). Returns
+  /// whether the broker answered: librabbitmq reads that answer itself, unseen by the heartbeat
+  /// watch, and a broker that sends something every interval sends no heartbeats.
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws -> Bool
 }
 
 extension ConnectionRole {
   func flush(_ channel: AMQPChannel) throws {}
   func tick(now: ContinuousClock.Instant) {}
-  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws {}
+  func check(_ channel: AMQPChannel, now: ContinuousClock.Instant) throws -> Bool { false }
 }
 
 /// Owns one librabbitmq connection on a dedicated thread.
@@ -260,7 +262,11 @@ final class ConnectionDriver: @unchecked Sendable {
       }
       role?.tick(now: now)
       if let connection, machine.isConnected {
-        do { try role?.check(AMQPChannel(connection: connection), now: now) } catch { fail(error) }
+        do {
+          if try role?.check(AMQPChannel(connection: connection), now: now) == true { lastInbound = now }
+        } catch {
+          fail(error)
+        }
       }
     }
     if failure == nil && !stopRequested.load(ordering: .acquiring) {

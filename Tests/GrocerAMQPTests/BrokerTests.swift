@@ -665,4 +665,23 @@ extension BrokerTests {
     await publisher.shutdown()
     await proxy.stop()
   }
+
+  /// An idle RPC server asks the broker every 2 s whether its queue is still there; a broker that
+  /// answers that often sends no heartbeats, and the answers, read inside librabbitmq, must count
+  /// as hearing from it (they did not: every idle checkout connection was dropped after 25 s).
+  @Test func anIdleRPCServerKeepsItsConnectionPastTwoHeartbeats() async throws {
+    let queue = uniqueName("idle-rpc")
+    var configuration = TestBroker.configuration()
+    configuration.heartbeat = 5
+    let sink = LogSink.memory()
+    let server = AMQPRPCServer(
+      configuration: configuration, queue: queue, logger: Logger(label: "test", level: .warning, sink: sink),
+      handler: { $0.body })
+    try await server.start()
+    try await Task.sleep(for: .seconds(13))
+    #expect(server.isConnected)
+    #expect(sink.lines.isEmpty, "\(sink.lines)")
+    await server.shutdown()
+    try await AMQPAdmin.deleteQueues(configuration: TestBroker.configuration(), [queue])
+  }
 }
