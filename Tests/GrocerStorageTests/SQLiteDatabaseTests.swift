@@ -104,10 +104,7 @@ import Testing
     let temp = TemporaryDatabase()
     defer { temp.remove() }
     let database = try temp.open(migrations: [Self.blobsTable], checkpointPages: 16)
-    func fileSize() -> Int {
-      ((try? FileManager.default.attributesOfItem(atPath: temp.path))?[.size] as? Int) ?? 0
-    }
-    let before = fileSize()
+    let before = temp.fileSize()
     // One commit of 40 blobs: the bulk copy it starts sees the whole log, whenever it runs
     // (with a commit each, a bulk copy could start early and see only the first few).
     try database.write { db in
@@ -119,7 +116,7 @@ import Testing
     }
     #expect(database.checkpoints > 0)
     try database.write { try Self.insertBlob(40, into: $0) }
-    #expect(fileSize() >= before + 40 * 8_192)
+    #expect(temp.fileSize() >= before + 40 * 8_192)
     let count = try database.read { try $0.queryOne("SELECT count(*) FROM blobs")?.int(0) }
     #expect(count == 41)
     database.close()
@@ -135,7 +132,7 @@ import Testing
     for index in 0..<2_000 {
       try database.write { try Self.insertBlob(index, into: $0) }
     }
-    let log = (try? FileManager.default.attributesOfItem(atPath: temp.path + "-wal"))?[.size] as? Int ?? 0
+    let log = temp.fileSize("-wal")
     #expect(database.checkpoints > 0)
     #expect(log < written / 2, "the log holds \(log) bytes after \(written) bytes written")
     database.close()

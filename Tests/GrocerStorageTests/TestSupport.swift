@@ -25,6 +25,11 @@ struct TemporaryDatabase {
       checkpointPages: checkpointPages, logger: .discarding())
   }
 
+  /// The size in bytes of the database file, or of its log with `suffix` "-wal"; 0 if missing.
+  func fileSize(_ suffix: String = "") -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path + suffix))?[.size] as? Int) ?? 0
+  }
+
   func remove() { try? FileManager.default.removeItem(at: folder) }
 }
 
