@@ -29,9 +29,15 @@ public enum TestPostgres {
     try started.get()
   }
 
-  /// Creates a new, empty database and returns its URL (`GROCER_DATABASE_URL`'s form).
+  /// Creates a new, empty database and returns its URL (`GROCER_DATABASE_URL`'s form). One that
+  /// a finished test gave back, emptied, is renamed when there is one: renaming takes a
+  /// millisecond, where a new database copies template1 (about 200 ms on every fixture).
   public static func freshDatabase(_ prefix: String = "test") throws -> String {
     let url = try unusedDatabase(prefix)
+    let name = try databaseName(url)
+    while let spare = spares.withLock({ $0.popLast() }) {
+      if (try? administer("ALTER DATABASE \(spare) RENAME TO \(name)")) != nil { return url }
+    }
     try create(url)
     return url
   }
@@ -55,11 +61,49 @@ public enum TestPostgres {
     try? administer("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
   }
 
-  /// `drop` on a queue of its own, so the test that is done does not wait for the checkpoint a
-  /// drop makes; the process waits for the queue before it exits.
+  /// Gives a finished test's database back, on a queue of its own so the test does not wait:
+  /// its connections are ended, it is renamed out of reach and emptied for `freshDatabase` to
+  /// hand out again (a drop would cost a checkpoint, 124 ms). The process waits for the queue,
+  /// then drops what is left, before it exits.
   public static func dropSoon(_ url: String) {
     _ = drainedAtExit
-    drops.async { drop(url) }
+    drops.async {
+      guard let name = try? databaseName(url), spares.withLock({ $0.count }) < 16,
+        let spare = try? emptied(name)
+      else { return drop(url) }
+      spares.withLock { $0.append(spare) }
+    }
+  }
+
+  /// Databases emptied for reuse (only this process knows them; dropped at exit).
+  private static let spares = Mutex<[String]>([])
+
+  /// Renames database `name` away from whatever still connects to it (a service a test left
+  /// running connects again, so the rename is tried until it wins) and drops everything in it.
+  /// Every object the services make lives in schema `public`.
+  private static func emptied(_ name: String) throws -> String {
+    let spare = "spare_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+    var attempt = 0
+    while true {
+      do {
+        try administer(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(spare)"
+        )
+        break
+      } catch {
+        attempt += 1
+        if attempt == 10 { throw error }
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+    }
+    do {
+      let connection = try PostgresConnection(url: try serverURL.get() + spare)
+      try connection.executeScript("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+    } catch {
+      try? administer("DROP DATABASE IF EXISTS \(spare) WITH (FORCE)")
+      throw error
+    }
+    return spare
   }
 
   /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`.
@@ -95,7 +139,12 @@ public enum TestPostgres {
   }
 
   private static let drops = DispatchQueue(label: "grocer.tests.postgres-drops")
-  private static let drainedAtExit: Void = { atexit { drops.sync {} } }()
+  private static let drainedAtExit: Void = {
+    atexit {
+      drops.sync {}
+      for spare in spares.withLock({ $0 }) { try? administer("DROP DATABASE IF EXISTS \(spare)") }
+    }
+  }()
 
   /// Runs SQL as the superuser against database `postgres` (e.g. to end other connections).
   @discardableResult
