@@ -116,6 +116,10 @@ build-tests: deps
 # from GROCER_DB (TestEngine.selected): the others never open a database, or open SQLite or
 # PostgreSQL by name, so the SQLite pass has already run all they do (the cluster tests alone
 # take minutes). ENGINE_TESTS= runs every target again.
+# swift-testing records a backtrace for every error thrown anywhere in the test process (for
+# the report of a test that fails with one); half the test process's CPU went to it, mostly on
+# errors caught at once (try?). SWT_SWIFT_ERROR_BACKTRACING_ENABLED=1 brings the backtraces back.
+export SWT_SWIFT_ERROR_BACKTRACING_ENABLED ?= 0
 ENGINE_TESTS ?= CartServiceTests|NotifyGatewayTests|OrderServiceTests|StockServiceTests|SystemTests|TrackingServiceTests
 TEST_FILTER := $(if $(and $(filter postgres,$(DB)),$(ENGINE_TESTS)),--filter '^($(ENGINE_TESTS))\.')
 test: build-tests broker
