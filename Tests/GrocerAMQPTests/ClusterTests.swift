@@ -9,8 +9,9 @@ import Testing
 
 /// A real three-node cluster (`TestCluster`): quorum queues (a service queue and its parking
 /// queue) and the connections' failover keep events flowing while each node in turn is killed
-/// with SIGKILL and started again.
-@Suite(.serialized) struct ClusterTests {
+/// with SIGKILL and started again. The suite starts the cluster once and stops it at its end
+/// (30 s of the two on 2 cores); each test brings back every node it killed.
+@Suite(.serialized, TestCluster.Running()) struct ClusterTests {
   static let logger = Logger(label: "cluster-test", level: .warning)
   /// Publishes message after message as the outbox relay does (each retried until the broker
   /// confirms it) until stopped; remembers the confirmed ones.
@@ -47,7 +48,6 @@ import Testing
   }
 
   @Test func aConsumerAndARelayKeepWorkingWhileEachNodeInTurnIsKilled() async throws {
-    try await TestCluster.start()
     let queue = uniqueName("cluster")
     let received = Recorder<String>()
     let consumer = AMQPConsumer(
@@ -67,7 +67,7 @@ import Testing
       await publisher.shutdown()
       try? await AMQPAdmin.deleteQueues(
         configuration: TestCluster.configuration("grocer-cluster-cleanup"), [queue, "\(queue).parking"])
-      try? await TestCluster.stop()
+      try? await TestCluster.revive()
     }) {
       try await consumer.start()
       try await publisher.start()
@@ -132,7 +132,6 @@ import Testing
   /// its own channel) or of the server (whose plain queue goes with it) loses the questions in
   /// flight, and each is answered when asked again once the client has reconnected.
   @Test func aQuestionInFlightThroughANodeThatDiesIsAnsweredWhenAskedAgain() async throws {
-    try await TestCluster.start()
     let queue = uniqueName("cluster-rpc")
     let server = AMQPRPCServer(
       configuration: TestCluster.configuration("grocer-cluster-rpc-server"), queue: queue, concurrency: 8,
@@ -164,7 +163,7 @@ import Testing
     try await withCleanup({
       await client.shutdown()
       await server.shutdown()
-      try? await TestCluster.stop()
+      try? await TestCluster.revive()
     }) {
       try await server.start()
       try await client.start()
@@ -198,7 +197,6 @@ import Testing
   /// another node that it died with its node. The server notices by asking (every 2 s), declares
   /// it again on its own node, and questions are answered again.
   @Test func aServerWhoseQueueDiedWithAnotherNodeDeclaresItAgain() async throws {
-    try await TestCluster.start()
     let queue = uniqueName("cluster-gone")
     func configuration(_ name: String, startingAt node: Int) -> AMQPConfiguration {
       var configuration = TestCluster.configuration(name)
@@ -218,7 +216,7 @@ import Testing
     try await withCleanup({
       await second.shutdown()
       await client.shutdown()
-      try? await TestCluster.stop()
+      try? await TestCluster.revive()
     }) {
       try await first.start()
       try await second.start()

@@ -1,6 +1,7 @@
 import Foundation
 import GrocerAMQP
 import GrocerRuntime
+import Testing
 
 /// A three-node RabbitMQ cluster of the tests' own (`deploy/local/rabbitmq.sh cluster`, named
 /// `grocer-test-N@localhost` on AMQP ports 5682-5684), beside the single node the other tests
@@ -38,6 +39,31 @@ public enum TestCluster {
 
   /// Stops every node.
   public static func stop() async throws { try await cluster(["stop"]) }
+
+  /// Starts whichever node is down (one a test killed and did not bring back); quick when all run.
+  public static func revive() async throws {
+    for node in 1...3 { try await start(node: node) }
+  }
+
+  /// The cluster for a suite: started before its first test and stopped after its last, where
+  /// each test starting and stopping it cost half a minute on 2 cores. Tests bring back the
+  /// nodes they kill (`revive`).
+  public struct Running: SuiteTrait, TestScoping {
+    public init() {}
+
+    public func provideScope(
+      for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+      try await TestCluster.start()
+      do {
+        try await function()
+      } catch {
+        try? await TestCluster.stop()
+        throw error
+      }
+      try await TestCluster.stop()
+    }
+  }
 
   /// SIGKILL of node N's Erlang VM.
   public static func kill(node: Int) async throws { try await cluster(["kill", String(node)]) }
