@@ -64,10 +64,11 @@ import Testing
     #expect(
       photo.status == 200 && photo.body.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(image): \(photo.status)")
 
-    let page = try await system.call("GET", "/v1/hubs/\(hub)/categories/\(category)/products?limit=20")
+    // The system's demo has 300 products a hub, 16 in the first category.
+    let page = try await system.call("GET", "/v1/hubs/\(hub)/categories/\(category)/products?limit=10")
     try #require(page.status == 200, "\(text(page.body))")
     let items = try #require(try object(page.body)["items"] as? [[String: Any]])
-    #expect(items.count == 20)
+    #expect(items.count == 10)
     #expect(try object(page.body)["nextCursor"] as? String != nil)
     let skus = items.compactMap { $0["sku"] as? String }
     let stock = try await system.call("GET", "/v1/hubs/\(hub)/stock?ids=\(skus.joined(separator: ","))")
