@@ -24,6 +24,8 @@ import Testing
   @Test func aCustomerOrdersAndFollowsTheDeliveryToTheDoor() async throws {
     var options = LocalSystem.Options()
     options.isolated = true
+    // On PostgreSQL two replicas of every service, the gateway spreading each step over them.
+    if options.engine == .postgres { options.replicas = 2 }
     let system = try await LocalSystem.start(options)
     do {
       let watcher = try await EventWatcher(vhost: system.vhost)

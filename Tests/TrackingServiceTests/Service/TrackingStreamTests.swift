@@ -84,6 +84,39 @@ import Testing
     _ = try await fixture.stream("o1", as: fixture.staff)
   }
 
+  /// Versions that come out of order (another replica's, still on its way through the broker,
+  /// or a commit that overtook another) go out in order; one that never comes is skipped after
+  /// `gapWait`, and the final state still ends the stream.
+  @Test func versionsGoOutInOrderAndAMissingOneIsWaitedForBriefly() async throws {
+    let fixture = try TrackingFixture()
+    try fixture.place("o1")
+    let streams = TrackingStreams(gapWait: 0.3)
+    let record = try #require(try fixture.app.commands.record("o1"))
+    let first = record.reply(at: fixture.clock.now(), notices: streams.notices)
+    #expect(first.version == 1)
+    func version(_ number: Int64, _ status: TrackingStatus = .picking) -> TrackingSnapshot {
+      var snapshot = first
+      snapshot.version = number
+      snapshot.status = status
+      return snapshot
+    }
+    let reader = StreamReader(streams.open("o1", hub: record.hub, after: 0))
+    streams.publish(version(2))  // committed before the stream's first read: held for it
+    streams.start(reader.stream, orderId: "o1", with: record, at: fixture.clock.now())
+    streams.publish(version(4))
+    streams.publish(version(3))
+    streams.publish(version(2))
+    #expect(await reader.read { $0.contains("id: 4\n") })
+    #expect(versions(reader) == [1, 2, 3, 4])
+    let held = ContinuousClock.now
+    streams.publish(version(6))
+    streams.publish(version(7, .delivered))
+    #expect(await reader.read { _ in reader.isEnded }, "closed after the final state")
+    #expect(ContinuousClock.now - held >= .milliseconds(250), "version 5 was not waited for")
+    #expect(versions(reader) == [1, 2, 3, 4, 6, 7])
+    #expect(streams.count == 0)
+  }
+
   @Test func heartbeatsKeepStreamsAliveAndFindTheOnesThatLeft() async throws {
     let fixture = try TrackingFixture()
     try fixture.place("o1")

@@ -82,7 +82,7 @@ struct TrackingController: Sendable {
     let stream = commands.streams.open(id, hub: record.hub, after: after)
     // Read again once the stream listens, so a version committed in between is not missed.
     let current = try await Self.storage { try await runBlocking { try commands.store.record(id) } } ?? record
-    commands.streams.publish(current, at: clock.now())
+    commands.streams.start(stream, orderId: id, with: current, at: clock.now())
     return .eventStream(stream)
   }
 
