@@ -108,6 +108,11 @@ build-tests: deps
 	@touch $(EXECUTABLE_MAINS)
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 
+# swift-testing records a backtrace for every error thrown anywhere in the test process (for
+# the report of a test that fails with one); half the test process's CPU went to it, mostly on
+# errors caught at once (try?). SWT_SWIFT_ERROR_BACKTRACING_ENABLED=1 brings the backtraces back.
+export SWT_SWIFT_ERROR_BACKTRACING_ENABLED ?= 0
+
 # The broker-backed tests need RabbitMQ on 127.0.0.1:5672; it stays up afterwards.
 # Suites run one after another: a few live-socket and SQLite tests block threads on purpose,
 # and on 2 cores they would starve the cooperative pool of suites running beside them.
@@ -116,10 +121,6 @@ build-tests: deps
 # from GROCER_DB (TestEngine.selected): the others never open a database, or open SQLite or
 # PostgreSQL by name, so the SQLite pass has already run all they do (the cluster tests alone
 # take minutes). ENGINE_TESTS= runs every target again.
-# swift-testing records a backtrace for every error thrown anywhere in the test process (for
-# the report of a test that fails with one); half the test process's CPU went to it, mostly on
-# errors caught at once (try?). SWT_SWIFT_ERROR_BACKTRACING_ENABLED=1 brings the backtraces back.
-export SWT_SWIFT_ERROR_BACKTRACING_ENABLED ?= 0
 ENGINE_TESTS ?= CartServiceTests|NotifyGatewayTests|OrderServiceTests|StockServiceTests|SystemTests|TrackingServiceTests
 TEST_FILTER := $(if $(and $(filter postgres,$(DB)),$(ENGINE_TESTS)),--filter '^($(ENGINE_TESTS))\.')
 test: build-tests broker

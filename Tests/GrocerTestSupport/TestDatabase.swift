@@ -47,12 +47,12 @@ public struct TestLocation: Sendable {
     try location.open(migrations: migrations, logger: logger)
   }
 
-  /// Deletes the SQLite folder or drops the PostgreSQL database (its connections are ended; in
-  /// the background, `TestPostgres.dropSoon`).
+  /// Deletes the SQLite folder, or gives the PostgreSQL database back to be emptied and used
+  /// again (its connections are ended; in the background, `TestPostgres.giveBack`).
   public func remove() {
     switch location {
     case .sqlite: if let folder { try? FileManager.default.removeItem(at: folder) }
-    case .postgres(let url): TestPostgres.dropSoon(url)
+    case .postgres(let url): TestPostgres.giveBack(url)
     }
   }
 }

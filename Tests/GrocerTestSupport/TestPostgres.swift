@@ -65,7 +65,7 @@ public enum TestPostgres {
   /// its connections are ended, it is renamed out of reach and emptied for `freshDatabase` to
   /// hand out again (a drop would cost a checkpoint, 124 ms). The process waits for the queue,
   /// then drops what is left, before it exits.
-  public static func dropSoon(_ url: String) {
+  public static func giveBack(_ url: String) {
     _ = drainedAtExit
     drops.async {
       guard let name = try? databaseName(url), spares.withLock({ $0.count }) < 16,

@@ -326,7 +326,7 @@ final class LocalSystem: @unchecked Sendable {
     for slot in slots { logs[slot.name] = (try? String(contentsOfFile: slot.logPath, encoding: .utf8)) ?? "" }
     if !keepFiles {
       try? FileManager.default.removeItem(at: directory)
-      for url in databases.values.flatMap(\.values) { TestPostgres.dropSoon(url) }
+      for url in databases.values.flatMap(\.values) { TestPostgres.giveBack(url) }
     }
     return logs
   }
