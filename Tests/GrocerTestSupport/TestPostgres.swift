@@ -78,24 +78,11 @@ public enum TestPostgres {
   /// Databases emptied for reuse (only this process knows them; dropped at exit).
   private static let spares = Mutex<[String]>([])
 
-  /// Renames database `name` away from whatever still connects to it (a service a test left
-  /// running connects again, so the rename is tried until it wins) and drops everything in it.
-  /// Every object the services make lives in schema `public`.
+  /// Renames database `name` away from whatever still connects to it and drops everything in
+  /// it. Every object the services make lives in schema `public`.
   private static func emptied(_ name: String) throws -> String {
     let spare = "spare_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-    var attempt = 0
-    while true {
-      do {
-        try administer(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(spare)"
-        )
-        break
-      } catch {
-        attempt += 1
-        if attempt == 10 { throw error }
-        Thread.sleep(forTimeInterval: 0.01)
-      }
-    }
+    try renameAway(name, to: spare)
     do {
       let connection = try PostgresConnection(url: try serverURL.get() + spare)
       try connection.executeScript("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
@@ -104,6 +91,24 @@ public enum TestPostgres {
       throw error
     }
     return spare
+  }
+
+  /// Ends the connections to database `name` and renames it, so none can be made by its name.
+  /// A service connects again between the two statements and the rename then fails: it is tried
+  /// again, ten times (the server itself waits up to 5 s for ended connections to go).
+  private static func renameAway(_ name: String, to newName: String) throws {
+    var attempt = 1
+    while true {
+      do {
+        return try administer(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(newName)"
+        )
+      } catch {
+        guard attempt < 10 else { throw error }
+        attempt += 1
+        Thread.sleep(forTimeInterval: 0.01)
+      }
+    }
   }
 
   /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`.
@@ -164,19 +169,13 @@ public enum TestPostgres {
   /// server restart ends them) and it is renamed, so no new one can be made until `bringBack`.
   public static func takeAway(_ url: String) async throws {
     let name = try databaseName(url)
-    // A service may connect again between the two statements; the rename then fails: again.
-    let away = await eventually(timeout: .seconds(10)) {
-      (try? psql(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(name)'; ALTER DATABASE \(name) RENAME TO \(name)_away"
-      )) != nil
-    }
-    guard away else { throw CommandFailed(arguments: ["takeAway", name], output: "still in use") }
+    try renameAway(name, to: "\(name)_away")
   }
 
   /// Gives back a database `takeAway` took.
   public static func bringBack(_ url: String) throws {
     let name = try databaseName(url)
-    try psql("ALTER DATABASE \(name)_away RENAME TO \(name)")
+    try administer("ALTER DATABASE \(name)_away RENAME TO \(name)")
   }
 
   private static func databaseName(_ url: String) throws -> String {

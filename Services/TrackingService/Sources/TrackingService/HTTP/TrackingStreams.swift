@@ -51,7 +51,7 @@ public final class TrackingStreams: Sendable {
       state.withLock { state in
         state.started = true
         if reply.version > state.lastSent { state.held[reply.version] = reply }
-        for version in state.held.keys.sorted() where version <= reply.version { send(version, &state) }
+        sendHeld(through: reply.version, &state)
         // A client that resumes after the final state: nothing follows.
         if reply.status.isTerminal { stream.finish() }
         return sendInOrder(&state)
@@ -72,12 +72,17 @@ public final class TrackingStreams: Sendable {
     func flush() -> Bool {
       state.withLock { state in
         state.flushing = false
-        for version in state.held.keys.sorted() { send(version, &state) }
+        sendHeld(through: .max, &state)
         return stream.isClosed
       }
     }
 
     enum Outcome { case closed, open, waiting }
+
+    /// Every held version up to `limit`, in order, gaps and all.
+    private func sendHeld(through limit: Int64, _ state: inout State) {
+      for version in state.held.keys.sorted() where version <= limit { send(version, &state) }
+    }
 
     private func sendInOrder(_ state: inout State) -> Outcome {
       while state.held[state.lastSent + 1] != nil { send(state.lastSent + 1, &state) }
