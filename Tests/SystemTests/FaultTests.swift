@@ -40,7 +40,9 @@ import Testing
     let system = try await LocalSystem.start(
       LocalSystem.Options(
         externalAPNs: true, tmpfsServices: plan.diskFullEpisodes > 0 ? [plan.diskFullService] : [],
-        isolated: true, replicas: plan.replicas, cluster: plan.cluster))
+        // Info: reconnects, relays starting and tokens APNs called gone are in the logs a failed
+        // run keeps (a few hundred lines).
+        logLevel: "info", isolated: true, replicas: plan.replicas, cluster: plan.cluster))
     let injector = FaultInjector(system: system, plan: plan)
     var failed = true
     try await withCleanup({

@@ -354,16 +354,29 @@ struct InvariantChecker {
       reached.checked += 1
       let activity = activityByOrder[driven.orderId]?.first
       let version = trackingByOrder[driven.orderId]?.first?["version"] as? Int ?? -1
-      if activity?["token"] as? String != driven.token || activity?["last_version"] as? Int != version {
-        reached.violations.append(
-          "\(driven.orderId): the gateway handled v\(activity?["last_version"] ?? "none"), tracking is at v\(version)"
-        )
-      }
       let record = await FaultHTTP.send(
         "GET", system.simulatorURL.appendingPathComponent("v1/sim/devices/\(driven.token)"), token: staff)
-      let pushes = ((record?.object["pushes"] as? [[String: Any]]) ?? []).filter {
-        $0["status"] as? Int == 200
+      let answered = (record?.object["pushes"] as? [[String: Any]]) ?? []
+      if activity?["token"] as? String != driven.token || activity?["last_version"] as? Int != version {
+        // Every push APNs answered for the activity, refused ones too, and whether the gateway
+        // ended it: a version that never reached the gateway shows no attempt at all.
+        let tried = answered.map { push -> String in
+          let aps = (push["payload"] as? [String: Any])?["aps"] as? [String: Any]
+          let state = (aps?["content-state"] as? [String: Any])?["status"] as? String
+          return "\(push["status"] ?? "?") \(aps?["event"] ?? "?") \(state ?? "?")"
+        }
+        let token =
+          (activity?["token"] as? String).map { $0 == driven.token ? "the app's" : "another" } ?? "none"
+        let pending =
+          (try? rows(
+            "notify-gateway", "notify.sqlite",
+            "SELECT version FROM pending WHERE order_id = '\(driven.orderId)'"
+          ))?.first?["version"].map { "v\($0)" } ?? "none"
+        reached.violations.append(
+          "\(driven.orderId): the gateway handled v\(activity?["last_version"] ?? "none"), tracking is at v\(version) (token \(token), ended \(activity?["ended"] ?? "?"), pending \(pending); answered pushes: \(tried))"
+        )
       }
+      let pushes = answered.filter { $0["status"] as? Int == 200 }
       let aps = pushes.compactMap { ($0["payload"] as? [String: Any])?["aps"] as? [String: Any] }
       let stamps = aps.compactMap { $0["timestamp"] as? Int }
       ordered.checked += 1

@@ -50,6 +50,24 @@ import Testing
     #expect(try store.database.read { try store.pendingVersion("o1", in: $0) } == 3)
   }
 
+  /// What a second replica's consumer does when it read "nothing pending" before the first
+  /// replica's newer update committed: its older update must not replace the newer one.
+  @Test func anOlderUpdateSavedAfterANewerOneDoesNotReplaceIt() throws {
+    #expect(try update(3) == .queued)
+    let older = TrackingUpdated(
+      userId: "u1", hub: "h1",
+      snapshot: TrackingSnapshot(
+        orderId: "o1", version: 2, status: .picking, problem: nil, eta: nil, rider: nil, destination: nil,
+        generatedAt: clock.now()),
+      changed: [.stage], previousStatus: .placed)
+    let saved = try store.database.write {
+      try store.savePending(
+        older, occurredAt: clock.now(), at: clock.now(), expiresAt: clock.now() + 600, in: $0)
+    }
+    #expect(!saved)
+    #expect(try store.database.read { try store.pendingVersion("o1", in: $0) } == 3)
+  }
+
   @Test func anUpdateWaitsForATokenAndIsDueOnceOneArrives() throws {
     _ = try update(1)
     #expect(try store.dueUpdates(at: clock.now(), limit: 10).isEmpty, "no activity yet")

@@ -94,6 +94,26 @@ import Testing
     #expect(try a.app.store.pendingCount() == 0)
   }
 
+  /// Two replicas' consumers taking one order's consecutive versions at the same moment (a
+  /// backlog after a broker restart is spread over both): the newer stays pending whichever
+  /// commits last.
+  @Test func twoReplicasConsumingOneOrdersVersionsAtOnceKeepTheNewest() async throws {
+    let replicas = try Replicas(delay: .milliseconds(1))
+    defer { replicas.location.remove() }
+    let (a, b) = (replicas.a, replicas.b)
+    let orders = (0..<60).map { "race\($0)" }
+    // Each order's version 2 on a and version 1 on b, started together, one order at a time.
+    for order in orders {
+      async let newer = Task.detached { try a.update(a.snapshot(order, 2, .picking)) }.value
+      async let older = Task.detached { try b.update(b.snapshot(order, 1, .picking)) }.value
+      _ = try await (newer, older)
+    }
+    let versions = try a.app.store.database.read { db in
+      try orders.map { try a.app.store.pendingVersion($0, in: db) }
+    }
+    #expect(versions == Array(repeating: 2, count: orders.count))
+  }
+
   /// Push-to-start on two replicas at once: each order is started once, on each of its devices,
   /// and each device's budget counts the starts of both.
   @Test func twoReplicasStartEachOrderOnce() async throws {

@@ -96,11 +96,14 @@ public final class NotifyCommands: Sendable {
       }
       result = PendingUpdates.queue(
         version: update.snapshot.version, pending: try store.pendingVersion(orderId, in: db))
-      guard result != .stale else { return }
-      try store.savePending(
-        update, occurredAt: occurredAt, correlationID: correlationID, at: now,
-        expiresAt: now + self.updateLifetime,
-        in: db)
+      guard result != .stale,
+        try store.savePending(
+          update, occurredAt: occurredAt, correlationID: correlationID, at: now,
+          expiresAt: now + self.updateLifetime, in: db)
+      else {
+        result = .stale
+        return
+      }
       if let alert = PendingUpdates.alertInstead(
         of: update, hasActivity: handled?.hasToken ?? false, activityEnded: handled?.ended ?? false)
       {

@@ -126,11 +126,15 @@ public final class NotifyStore: Sendable {
     try db.queryOne("SELECT version FROM pending WHERE order_id = ?", orderId)?.int64(0)
   }
 
-  /// Makes `update` the order's pending update, received and due at `now`, with no attempts yet.
+  /// Makes `update` the order's pending update, received and due at `now`, with no attempts yet;
+  /// false (nothing changed) when a newer one is pending. The upsert compares the versions itself,
+  /// so the newest stays pending whatever the caller read before (two replicas' consumers may
+  /// both have read "nothing pending" for one order).
+  @discardableResult
   public func savePending(
     _ update: TrackingUpdated, occurredAt: Date, correlationID: String? = nil, at now: Date, expiresAt: Date,
     in db: any SQLConnection
-  ) throws {
+  ) throws -> Bool {
     let snapshot = update.snapshot
     try db.execute(
       """
@@ -140,10 +144,12 @@ public final class NotifyStore: Sendable {
       ON CONFLICT (order_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot,
         occurred_at = excluded.occurred_at, enqueued_at = excluded.enqueued_at, attempts = 0,
         not_before = excluded.not_before, expires_at = excluded.expires_at, correlation_id = excluded.correlation_id
+      WHERE pending.version < excluded.version
       """, snapshot.orderId, update.userId, snapshot.version,
       String(decoding: snapshot.jsonBytes, as: UTF8.self),
       occurredAt.timeIntervalSince1970, now.timeIntervalSince1970, now.timeIntervalSince1970,
       expiresAt.timeIntervalSince1970, correlationID)
+    return db.changes > 0
   }
 
   /// Makes whatever is pending for the order due at `now`.
