@@ -329,6 +329,25 @@ order_buckets() {
   done | awk '{ match($0, /le="[^"]*"/); le = substr($0, RSTART, RLENGTH); if (!(le in sum)) order[++n] = le; sum[le] += $NF }
     END { for (i = 1; i <= n; i++) print "bucket{" order[i] "} " sum[order[i]] }'
 }
+# order-service's checkout steps and actions (`checkout_step_seconds` and `checkout_action_seconds`
+# sums and counts by label, every replica's added up), compared between two snapshots by step_means.
+step_sums() {
+  local port
+  for port in "${ORDER_PORTS[@]}"; do
+    curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | grep -E '^checkout_(step|action)_seconds_(sum|count)\{' || true
+  done | awk '{ match($0, /(step|action)="[^"]*"/); step = substr($0, RSTART, RLENGTH); sub(/^[a-z]*="/, "", step); sub(/"$/, "", step)
+      kind = ($1 ~ /_sum\{/) ? "sum" : "count"; v[step " " kind] += $NF }
+    END { for (k in v) print k, v[k] }'
+}
+step_means() { # before-file after-file: "step mean-ms (count)" for each step that ran between them
+  awk 'FILENAME == ARGV[1] { before[$1 " " $2] = $3; next }
+    { delta[$1 " " $2] = $3 - before[$1 " " $2]; steps[$1] = 1 }
+    END {
+      for (s in steps) if (delta[s " count"] > 0)
+        out = out sprintf("%s%s %.1f ms (%d)", out ? ", " : "", s, 1000 * delta[s " sum"] / delta[s " count"], delta[s " count"])
+      printf "%s", out ? out : "-"
+    }' "$1" "$2"
+}
 server_quantiles() { # before-file after-file
   awk '{ match($0, /le="[^"]*"/); le = substr($0, RSTART + 4, RLENGTH - 5) }
     FILENAME == ARGV[1] { before[le] = $NF; next }
@@ -357,6 +376,7 @@ sleep 2
 # --- (1) Fixed rate, open loop.
 log "fixed rate: $RATE orders/s for ${RATE_SECONDS}s ($RATE_ORDERS orders)"
 order_buckets >"$WORK/buckets-before.txt"
+step_sums >"$WORK/steps-before.txt"
 read -ra RATE_CPU_BEFORE < <(cpu_snapshot)
 started_ms=$(now_ms)
 out="$(python3 "$HELPER" rate "$ORDER_URL_PORT" "$HUB" "$RATE" "$WORK/carts-rate.tsv" "$RUN_ID-rate")" ||
@@ -368,6 +388,8 @@ window_ms=$(($(now_ms) - started_ms))
 RATE_MACHINE="machine busy $(core_share $((RATE_CPU_AFTER[4] - RATE_CPU_BEFORE[4])) "$window_ms"), steal $(core_share $((RATE_CPU_AFTER[5] - RATE_CPU_BEFORE[5])) "$window_ms")"
 order_buckets >"$WORK/buckets-after.txt"
 RATE_SERVER="$(server_quantiles "$WORK/buckets-before.txt" "$WORK/buckets-after.txt")"
+step_sums >"$WORK/steps-after.txt"
+RATE_STEPS="$(step_means "$WORK/steps-before.txt" "$WORK/steps-after.txt")"
 orders_alive || die "order-service died during the fixed-rate run"
 sleep 2
 
@@ -542,6 +564,7 @@ if [[ "$ENGINE" == postgres ]]; then
 fi
 echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
 echo "saga inside order-service (updated_at - created_at of confirmed orders, ms) at the fixed rate: $RATE_SAGA"
+echo "checkout steps (by the step each began at) and actions at the fixed rate, mean (count): $RATE_STEPS"
 echo "orders in OrderService's database: $ORDERS_TOTAL ($STEPS); 201s received: $SENT_201; simulator charges: $CHARGES for $CHARGED_KEYS orders"
 echo "carts emptied by order.confirmed: $sample_empty of a sample of $sample_full"
 echo "order-service RSS after the full-speed run: $((ORDER_RSS_KB / 1024)) MB; $(grep -c . "$WORK/order.log" || true) log lines at $LEVEL"

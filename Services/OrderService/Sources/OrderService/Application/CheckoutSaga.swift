@@ -44,6 +44,9 @@ public final class CheckoutSaga: Sendable {
   /// How long each step took, by the step the order was at when it began (reading it included;
   /// from `priced` the reservation and the charge run as one step).
   private let stepDurations: [SagaStep: Histogram]
+  /// How long each kind of action took (the questions to other services, the provider's calls,
+  /// the writes): where a slow step's time goes.
+  private let actionDurations: [String: Histogram]
 
   init(
     store: OrderStore, clients: any CheckoutClients, payments: any PaymentProvider, clock: any WallClock,
@@ -67,6 +70,14 @@ public final class CheckoutSaga: Sendable {
           metrics.histogram(
             "checkout_step_seconds", help: "Checkout saga steps by the step they started at.",
             labels: [("step", step.rawValue)])
+        )
+      })
+    actionDurations = Dictionary(
+      uniqueKeysWithValues: CheckoutAction.timedKinds.map { kind in
+        (
+          kind,
+          metrics.histogram(
+            "checkout_action_seconds", help: "Checkout saga actions by kind.", labels: [("action", kind)])
         )
       })
     self.store = store
@@ -188,6 +199,8 @@ public final class CheckoutSaga: Sendable {
     var action = machine.start(now: clock.now())
     while true {
       let event: CheckoutEvent
+      let (actionStarted, timed) = (ContinuousClock.now, action.timedKind.flatMap { actionDurations[$0] })
+      defer { timed?.observe(Self.seconds(ContinuousClock.now - actionStarted)) }
       switch action {
       case .finish(let end):
         stepDurations[stepAt]?.observe(Self.seconds(ContinuousClock.now - stepStarted))
@@ -342,4 +355,25 @@ public final class CheckoutSaga: Sendable {
     kill(getpid(), SIGKILL)
     fatalError("SIGKILL did not stop the process")
   }
+}
+
+extension CheckoutAction {
+  /// The label of `checkout_action_seconds` for an action that waits on something (nil: ends or
+  /// fails the run).
+  var timedKind: String? {
+    switch self {
+    case .askCart: "askCart"
+    case .reserve: "reserve"
+    case .charge: "charge"
+    case .lookUpCharge: "lookUpCharge"
+    case .cancelCharge: "cancelCharge"
+    case .readStoredAnswer: "readStoredAnswer"
+    case .record: "record"
+    case .finish, .fail: nil
+    }
+  }
+
+  static let timedKinds = [
+    "askCart", "reserve", "charge", "lookUpCharge", "cancelCharge", "readStoredAnswer", "record",
+  ]
 }
