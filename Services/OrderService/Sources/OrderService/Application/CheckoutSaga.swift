@@ -46,7 +46,7 @@ public final class CheckoutSaga: Sendable {
   private let stepDurations: [SagaStep: Histogram]
   /// How long each kind of action took (the questions to other services, the provider's calls,
   /// the writes): where a slow step's time goes.
-  private let actionDurations: [String: Histogram]
+  private let actionDurations: [TimedCheckoutAction: Histogram]
 
   init(
     store: OrderStore, clients: any CheckoutClients, payments: any PaymentProvider, clock: any WallClock,
@@ -73,11 +73,12 @@ public final class CheckoutSaga: Sendable {
         )
       })
     actionDurations = Dictionary(
-      uniqueKeysWithValues: CheckoutAction.timedKinds.map { kind in
+      uniqueKeysWithValues: TimedCheckoutAction.allCases.map { kind in
         (
           kind,
           metrics.histogram(
-            "checkout_action_seconds", help: "Checkout saga actions by kind.", labels: [("action", kind)])
+            "checkout_action_seconds", help: "Checkout saga actions by kind.",
+            labels: [("action", kind.rawValue)])
         )
       })
     self.store = store
@@ -357,23 +358,24 @@ public final class CheckoutSaga: Sendable {
   }
 }
 
+/// The kinds of saga action `checkout_action_seconds` is labelled with: those that wait on
+/// something.
+enum TimedCheckoutAction: String, CaseIterable {
+  case askCart, reserve, charge, lookUpCharge, cancelCharge, readStoredAnswer, record
+}
+
 extension CheckoutAction {
-  /// The label of `checkout_action_seconds` for an action that waits on something (nil: ends or
-  /// fails the run).
-  var timedKind: String? {
+  /// Its label in `checkout_action_seconds` (nil: it ends or fails the run).
+  var timedKind: TimedCheckoutAction? {
     switch self {
-    case .askCart: "askCart"
-    case .reserve: "reserve"
-    case .charge: "charge"
-    case .lookUpCharge: "lookUpCharge"
-    case .cancelCharge: "cancelCharge"
-    case .readStoredAnswer: "readStoredAnswer"
-    case .record: "record"
+    case .askCart: .askCart
+    case .reserve: .reserve
+    case .charge: .charge
+    case .lookUpCharge: .lookUpCharge
+    case .cancelCharge: .cancelCharge
+    case .readStoredAnswer: .readStoredAnswer
+    case .record: .record
     case .finish, .fail: nil
     }
   }
-
-  static let timedKinds = [
-    "askCart", "reserve", "charge", "lookUpCharge", "cancelCharge", "readStoredAnswer", "record",
-  ]
 }
