@@ -323,14 +323,63 @@ import Testing
     let query = try SearchQuery("  Hafer-Drink  MÜSLI 1,5% ")
     #expect(query.terms == ["hafer", "drink", "musli", "1", "5"])
     #expect(query.normalized == "hafer drink musli 1 5")
-    #expect(query.ftsMatch == #""hafer"* "drink"* "musli"* "1"* "5"*"#)
-    #expect(query.tsQuery == "hafer:* & drink:* & musli:* & 1:* & 5:*")
     #expect(try SearchQuery("Äpfel").terms == ["apfel"])
+    // Pieces beyond ASCII are folded whole: a dash of Unicode cuts, a combining accent does not.
+    #expect(
+      SearchQuery.terms(of: "Bio-Tee–Mix Cafe\u{301}s ÉCLAIR") == ["bio", "tee", "mix", "cafes", "eclair"])
     #expect(try SearchQuery(#"x" OR name:*"#).terms == ["x", "or", "name"])
     for bad in [nil, "", "  ", "-*\"", String(repeating: "a", count: 101), "a b c d e f g h i"] {
       #expect(
         errorCode { () throws(DomainError) in try SearchQuery(bad) } == "invalidQuery",
         "\(String(describing: bad))")
     }
+  }
+
+  static func searchable(
+    _ sku: SKU, _ name: String, brand: String? = nil, _ category: CategoryID? = nil, popularity: Int = 0
+  ) -> (Product, Int) {
+    var product = product(sku, category)
+    product.name = name
+    product.brand = brand
+    return (product, popularity)
+  }
+
+  @Test func searchFindsEveryTermAsThePrefixOfAWordOfTheNameBrandOrCategoryPath() throws {
+    let snapshot = try Self.snapshot([
+      Self.searchable("p1", "Haferdrink Barista", brand: "Oatly", "juice"),
+      Self.searchable("p2", "Müsli Schoko", "fruit"),
+      Self.searchable("p3", "Mineralwasser still", brand: "Gerolsteiner", "water"),
+      Self.searchable("p4", "Apfelsaft naturtrüb", "juice"),
+    ])
+    func skus(_ text: String) throws -> [SKU] { snapshot.search(try SearchQuery(text), offset: 0, limit: 50) }
+    #expect(try skus("hafer") == ["p1"])
+    #expect(try skus("MUSLI") == ["p2"])
+    #expect(try skus("müs") == ["p2"])
+    #expect(try skus("oatly bar") == ["p1"])
+    #expect(try skus("oatly schoko").isEmpty)
+    #expect(try Set(skus("getranke")) == ["p1", "p3", "p4"])
+    // "Säfte" is p1's and p4's category; "Apfelsaft" does not start with "saft". Alike hits: the
+    // product with fewer words ranks first.
+    #expect(try skus("saft") == ["p4", "p1"])
+    #expect(try skus("xyzzy").isEmpty)
+  }
+
+  @Test func searchRanksNameOverBrandOverCategoryThenPopularityThenSKU() throws {
+    // Three words each, so only where "obst" is found tells them apart, then popularity, then SKU.
+    let snapshot = try Self.snapshot([
+      Self.searchable("e", "Äpfel rot", "fruit"),
+      Self.searchable("c", "Äpfel rot", "fruit"),
+      Self.searchable("b", "Äpfel rot", brand: "Obsthof"),
+      Self.searchable("d", "Äpfel rot", "fruit", popularity: 5),
+      Self.searchable("a", "Obstsalat Äpfel rot"),
+      Self.searchable("x", "Birnen", "water"),
+    ])
+    let query = try SearchQuery("obst")
+    #expect(snapshot.search(query, offset: 0, limit: 50) == ["a", "b", "d", "c", "e"])
+    #expect(snapshot.search(query, offset: 1, limit: 2) == ["b", "d"])
+    #expect(snapshot.search(query, offset: 4, limit: 10) == ["e"])
+    #expect(snapshot.search(query, offset: 5, limit: 10).isEmpty)
+    // "rot" is in five names alike: popularity decides.
+    #expect(snapshot.search(try SearchQuery("rot"), offset: 0, limit: 1) == ["d"])
   }
 }

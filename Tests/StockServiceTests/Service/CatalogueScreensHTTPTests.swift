@@ -423,6 +423,10 @@ import Testing
     _ = try fixture.app.commands.applyOrderOutcome(
       .confirmed, orderId: "o1", hub: "h1", messageID: "m1", consumer: "test", correlationID: nil,
       purchase: ("u1", [OrderOutcome.Line(sku: last, quantity: 30)]))
+    // Popularity raises no event: it reaches search when the hub's snapshot is built again.
+    let kept = try await pageThrough(fixture, "/v1/hubs/h1/search?q=bier", limit: 50)
+    #expect(kept == all)
+    fixture.clock.advance(by: CatalogueMemory().maximumAge + 1)
     let ranked = try await pageThrough(fixture, "/v1/hubs/h1/search?q=Bier", limit: 50)
     #expect(Set(ranked) == Set(all))
     #expect(ranked.firstIndex(of: last)! < all.firstIndex(of: last)!)

@@ -335,8 +335,6 @@ public final class StockCommands: Sendable {
             hub: hub.id, product: product,
             level: StockLevel(onHand: demo.counts[hub.id]?[product.sku] ?? 0, held: 0, version: 1))
           try store.insertProduct(stock, at: now, in: db)
-          try store.index(
-            product, hub: hub.id, categoryNames: product.category.map(demo.categories.path) ?? [], in: db)
           try publish(stock, reason: StockChangeReason.demoLoaded, "demo", at: now, db)
         }
       }
@@ -360,8 +358,6 @@ public final class StockCommands: Sendable {
         stock.product.originalPrice =
           product.originalPrice.map { $0.minorUnits > stock.product.price.minorUnits ? $0 : nil } ?? nil
         try store.updateCatalogueFields(stock, at: now, in: db)
-        try store.index(
-          stock.product, hub: hub.id, categoryNames: product.category.map(demo.categories.path) ?? [], in: db)
       }
     }
   }

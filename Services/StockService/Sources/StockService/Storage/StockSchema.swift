@@ -195,5 +195,14 @@ enum StockSchema {
         """),
     // `stock.changed` written before subjects named their kind and not yet relayed.
     .prefixingOutboxSubjects(version: 5, kinds: [(StockEventType.stockChanged, "stock")]),
+    // Search is answered from each hub's catalogue snapshot (`SearchIndex`), not the database.
+    Migration(
+      version: 6, name: "search moves into memory",
+      sql: """
+        DROP TABLE product_search;
+        DROP TABLE product_search_keys;
+        """,
+      // PostgreSQL: the tsvector table had no rowid keys beside it.
+      postgres: "DROP TABLE product_search;"),
   ]
 }

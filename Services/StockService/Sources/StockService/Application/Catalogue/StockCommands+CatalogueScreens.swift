@@ -6,17 +6,14 @@ import GrocerStorage
 /// The catalogue screens' use cases: staff arrange a hub's categories and home, customers'
 /// orders feed buy again and popularity, and the screens read a hub's catalogue whole.
 extension StockCommands {
-  /// Replaces `hub`'s category tree and indexes its products under the new names; nil when there
-  /// is no such hub. Publishes `catalogue.changed` when the tree changed.
+  /// Replaces `hub`'s category tree; nil when there is no such hub. Publishes `catalogue.changed`
+  /// when the tree changed.
   public func setCategories(hub: HubID, _ tree: CategoryTree, correlationID: String?) throws -> CategoryTree?
   {
     try store.database.writeLockingRows { db -> CategoryTree? in
       guard try store.hubExists(hub, in: db) else { return nil }
       let stored = try store.catalogueLayout(hub: hub, in: db)
       guard stored.tree != tree else { return tree }
-      for product in try store.products(ofHub: hub, in: db) {
-        try store.index(product, hub: hub, categoryNames: product.category.map(tree.path) ?? [], in: db)
-      }
       try saveCatalogue(hub: hub, tree: tree, home: stored.home, after: stored.version, correlationID, db)
       return tree
     }
@@ -42,19 +39,13 @@ extension StockCommands {
     }
   }
 
-  /// The SKUs of `hub`'s products that match `query`, best first, `limit` of them after
-  /// `offset`.
-  public func search(hub: HubID, _ query: SearchQuery, offset: Int, limit: Int) throws -> [SKU] {
-    try store.search(hub: hub, query, offset: offset, limit: limit)
-  }
-
   /// What `user` ordered most at `hub`, most first.
   public func buyAgain(hub: HubID, user: String, limit: Int) throws -> [SKU] {
     try store.mostOrdered(hub: hub, user: user, limit: limit)
   }
 
-  /// Inside a product's write: checks its category against the hub's tree, indexes it for
-  /// search, and raises the hub's catalogue version with its `catalogue.changed`.
+  /// Inside a product's write: checks its category against the hub's tree and raises the hub's
+  /// catalogue version with its `catalogue.changed`.
   func recordCatalogueChange(
     of product: Product, hub: HubID, _ correlationID: String?, _ db: any SQLConnection
   ) throws {
@@ -62,7 +53,6 @@ extension StockCommands {
     if let category = product.category, !layout.tree.contains(category) {
       throw StockStoreError.domain(.unknownCategory(category))
     }
-    try store.index(product, hub: hub, categoryNames: product.category.map(layout.tree.path) ?? [], in: db)
     try saveCatalogue(
       hub: hub, tree: layout.tree, home: layout.home, after: layout.version, correlationID, db)
   }

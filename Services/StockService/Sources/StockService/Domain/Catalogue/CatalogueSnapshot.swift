@@ -29,6 +29,7 @@ public final class CatalogueSnapshot: Sendable {
   private let listings: [CategoryID: [SKU]]
   /// `{ hub, categories }`, the reply of the tree.
   public let categoriesReply: [UInt8]
+  private let searchIndex: SearchIndex
   /// The layout's sections written out in order; buy again (the caller's) and a section left
   /// with nothing to show are nil.
   private let writtenSections: [(type: HomeSectionType, json: [UInt8]?, section: HomeSection)]
@@ -47,6 +48,7 @@ public final class CatalogueSnapshot: Sendable {
       }
     }
     self.entries = entries
+    searchIndex = SearchIndex(products, categoryPath: tree.path(of:))
     var listings: [CategoryID: [SKU]] = [:]
     func collect(_ category: Category) -> [SKU] {
       var skus = own[category.id] ?? []
@@ -112,6 +114,14 @@ public final class CatalogueSnapshot: Sendable {
     if let nextCursor { json.string(nextCursor) } else { json.null() }
     json.endObject()
     return json.bytes
+  }
+
+  // MARK: Search
+
+  /// The SKUs of products matching `query`, best first (see `SearchIndex`), `limit` of them
+  /// after the first `offset`.
+  public func search(_ query: SearchQuery, offset: Int, limit: Int) -> [SKU] {
+    searchIndex.search(query, offset: offset, limit: limit)
   }
 
   // MARK: Home

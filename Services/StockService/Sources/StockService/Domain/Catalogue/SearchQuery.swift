@@ -1,11 +1,10 @@
 import Foundation
 
-/// What a customer typed into search, made into terms both engines match as prefixes: "hafer"
-/// finds "Haferdrink", "müsli" finds "Müsli" and "Musli".
+/// What a customer typed into search, made into terms that match as prefixes: "hafer" finds
+/// "Haferdrink", "müsli" finds "Müsli" and "Musli".
 ///
-/// Terms are the runs of letters and digits, lowercased and stripped of diacritics (what FTS5's
-/// `unicode61 remove_diacritics 2` does to the indexed text), so no character of the query can
-/// reach either engine's query syntax.
+/// Terms are the runs of letters and digits, lowercased and stripped of diacritics; a hub's
+/// `SearchIndex` folds its products' words the same way.
 public struct SearchQuery: Hashable, Sendable {
   public let terms: [String]
 
@@ -29,14 +28,42 @@ public struct SearchQuery: Hashable, Sendable {
   /// share their pages.
   public var normalized: String { terms.joined(separator: " ") }
 
-  /// FTS5's MATCH text: every term as a prefix, all of them required.
-  public var ftsMatch: String { terms.map { "\"\($0)\"*" }.joined(separator: " ") }
-
-  /// PostgreSQL's `to_tsquery('simple', …)` text: every term as a prefix, all of them required.
-  public var tsQuery: String { terms.map { "\($0):*" }.joined(separator: " & ") }
-
   /// Lowercased runs of letters and digits with their diacritics removed.
+  ///
+  /// A hub's search index takes every word of its products through here, so the text is cut at
+  /// ASCII punctuation and spaces first and only pieces holding other characters are folded by
+  /// Foundation; an ASCII piece is a word already.
   public static func terms(of text: String) -> [String] {
+    var terms: [String] = []
+    var piece: [UInt8] = []
+    var pieceIsASCII = true
+    func endPiece() {
+      guard !piece.isEmpty else { return }
+      if pieceIsASCII {
+        terms.append(String(decoding: piece, as: UTF8.self))
+      } else {
+        terms += foldedTerms(of: String(decoding: piece, as: UTF8.self))
+      }
+      piece.removeAll(keepingCapacity: true)
+      pieceIsASCII = true
+    }
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): piece.append(byte)
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): piece.append(byte + 32)
+      case 0x80...:
+        // Part of a character beyond ASCII (none of whose UTF-8 bytes is below 0x80).
+        piece.append(byte)
+        pieceIsASCII = false
+      default: endPiece()
+      }
+    }
+    endPiece()
+    return terms
+  }
+
+  /// `terms(of:)` for text holding characters beyond ASCII: folded whole, then cut into runs.
+  private static func foldedTerms(of text: String) -> [String] {
     var terms: [String] = []
     var current = String.UnicodeScalarView()
     for scalar in fold(text).unicodeScalars {

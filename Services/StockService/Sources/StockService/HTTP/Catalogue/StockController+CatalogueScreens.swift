@@ -180,7 +180,7 @@ extension StockController {
     }
     let snapshot = try await catalogueSnapshot(hub)
     // One more than asked tells whether another page follows.
-    let skus = try await stored { try $0.search(hub: hub, terms, offset: offset, limit: limit + 1) }
+    let skus = snapshot.search(terms, offset: offset, limit: limit + 1)
     let more = skus.count > limit
     let items = skus.prefix(limit).compactMap { snapshot.entry($0)?.json }
     let next =

@@ -4,7 +4,7 @@ import GrocerCore
 import GrocerStorage
 
 /// The catalogue screens' tables: each hub's tree and home with the version that any catalogue
-/// change raises, what customers bought (buy again, popularity), and the search index.
+/// change raises, and what customers bought (buy again, popularity).
 extension StockStore {
   // MARK: Tree, home and version
 
@@ -92,79 +92,6 @@ extension StockStore {
         ORDER BY orders DESC, quantity DESC, last_at DESC, sku LIMIT ?
         """, hub, user, limit
       ).map { try $0.string(0) }
-    }
-  }
-
-  // MARK: Search
-
-  /// Puts `product` into the search index under its name, brand and category names.
-  func index(_ product: Product, hub: HubID, categoryNames: [String], in db: any SQLConnection) throws {
-    let category = categoryNames.joined(separator: " ")
-    let brand = product.brand ?? ""
-    switch db.dialect {
-    case .sqlite:
-      // FTS5 rows are found by rowid; `product_search_keys` gives each hub and SKU one.
-      try db.execute(
-        "INSERT INTO product_search_keys (hub, sku) VALUES (?, ?) ON CONFLICT (hub, sku) DO NOTHING", hub,
-        product.sku)
-      guard
-        let key = try db.queryOne(
-          "SELECT id FROM product_search_keys WHERE hub = ? AND sku = ?", hub, product.sku)
-      else { return }
-      let id = try key.int64(0)
-      try db.execute("DELETE FROM product_search WHERE rowid = ?", id)
-      try db.execute(
-        "INSERT INTO product_search (rowid, name, brand, category) VALUES (?, ?, ?, ?)", id, product.name,
-        brand,
-        category)
-    case .postgresql:
-      // Weighted as FTS5's bm25 weights below: the name counts most, the category least.
-      try db.execute(
-        """
-        INSERT INTO product_search (hub, sku, document) VALUES (?, ?,
-          setweight(to_tsvector('simple', ?), 'A') || setweight(to_tsvector('simple', ?), 'B')
-          || setweight(to_tsvector('simple', ?), 'C'))
-        ON CONFLICT (hub, sku) DO UPDATE SET document = excluded.document
-        """, hub, product.sku, SearchQuery.fold(product.name), SearchQuery.fold(brand),
-        SearchQuery.fold(category))
-    }
-  }
-
-  /// `hub`'s products matching every term of `query` as a prefix, best first (FTS5's bm25 or
-  /// PostgreSQL's ts_rank, then popularity, then SKU), `limit` of them after the first `offset`.
-  public func search(hub: HubID, _ query: SearchQuery, offset: Int, limit: Int) throws -> [SKU] {
-    try database.read { db in
-      let rows: [SQLRow]
-      switch db.dialect {
-      case .sqlite:
-        rows = try db.query(
-          """
-          SELECT k.sku FROM product_search s
-          JOIN product_search_keys k ON k.id = s.rowid
-          JOIN products p ON p.hub = k.hub AND p.sku = k.sku
-          WHERE product_search MATCH ? AND k.hub = ?
-          ORDER BY bm25(product_search, 10.0, 4.0, 1.0), p.popularity DESC, k.sku
-          LIMIT ? OFFSET ?
-          """, query.ftsMatch, hub, limit, offset)
-      case .postgresql:
-        rows = try db.query(
-          """
-          SELECT s.sku FROM product_search s
-          JOIN products p ON p.hub = s.hub AND p.sku = s.sku,
-          to_tsquery('simple', ?) q
-          WHERE s.hub = ? AND s.document @@ q
-          ORDER BY ts_rank(s.document, q) DESC, p.popularity DESC, s.sku
-          LIMIT ? OFFSET ?
-          """, query.tsQuery, hub, limit, offset)
-      }
-      return try rows.map { try $0.string(0) }
-    }
-  }
-
-  /// Every product of `hub`, for indexing again after its category names changed.
-  func products(ofHub hub: HubID, in db: any SQLConnection) throws -> [Product] {
-    try db.query("SELECT \(Self.productColumns) FROM products WHERE hub = ?", hub).map {
-      try Self.productStock($0).product
     }
   }
 }
