@@ -91,7 +91,8 @@ for workload in $WORKLOADS; do
   chmod 644 "$NGINX_DIR/html/r/$workload"/*
 done
 bench_nginx_start "$NGINX_DIR" "$NGINX_PORT" "root $NGINX_DIR/html; open_file_cache max=4096;"
-wait_http_ok "http://127.0.0.1:$NGINX_PORT/r/screens/0.json" 10 "$NGINX_PID" || die "nginx did not start"
+FIRST_WORKLOAD="${WORKLOADS%% *}"
+wait_http_ok "http://127.0.0.1:$NGINX_PORT/r/$FIRST_WORKLOAD/0.json" 10 "$NGINX_PID" || die "nginx did not start"
 
 # --- Measure: per workload and connection count, rounds taking turns.
 declare -A RESULT
