@@ -418,6 +418,31 @@ pg_xacts() {
   bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -F ' ' -Atc "SELECT $columns(SELECT sum(xact_rollback)
     FROM pg_stat_database WHERE datname LIKE '${RUN_ID}_%')"
 }
+# Statements per order by database, and the dearest ones, from pg_stat_statements (preloaded by
+# deploy/local/postgres.sh; a cluster started without it reports nothing). Reset before each
+# full-speed run, read after it; exec ms is time inside the executor, lock waits included.
+PG_STATEMENTS=""
+if [[ "$ENGINE" == postgres ]] &&
+  bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -Atc "SHOW shared_preload_libraries" | grep -q pg_stat_statements; then
+  bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+  PG_STATEMENTS=1
+fi
+pg_statements() { # reset | report CONFIRMED FILE
+  [[ -n "$PG_STATEMENTS" ]] || return 0
+  if [[ "$1" == reset ]]; then
+    bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -Atc "SELECT pg_stat_statements_reset()" >/dev/null
+    return
+  fi
+  bash "$POSTGRES_SCRIPT" psql -X -q -d postgres -F $'\t' -Atc "SELECT substr(d.datname, length('${RUN_ID}_') + 1),
+      s.calls, s.total_exec_time, regexp_replace(s.query, '\s+', ' ', 'g')
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+    WHERE d.datname LIKE '${RUN_ID}_%' ORDER BY s.total_exec_time DESC" |
+    awk -F '\t' -v n="$2" '{ calls[$1] += $2; ms[$1] += $3; if (++top <= 8) lines[top] = sprintf("    %-8s %5.2f an order, %6.3f ms each: %s", $1, $2 / n, $3 / ($2 > 0 ? $2 : 1), substr($4, 1, 90)) }
+      END {
+        line = "  by database:"; for (d in calls) line = line sprintf(" %s %.1f (%.2f ms)", d, calls[d] / n, ms[d] / n)
+        print line; print "  the 8 that took longest inside PostgreSQL:"; for (i = 1; i <= top && i <= 8; i++) print lines[i]
+      }' >"$3"
+}
 for i in "${!LEVELS[@]}"; do
   c=${LEVELS[i]}
   log "full speed: wrk -t$THREADS -c$c over $FULL_ORDERS carts (at most $FULL_DURATION)"
@@ -426,6 +451,7 @@ for i in "${!LEVELS[@]}"; do
   read -ra PUBLISHED_BEFORE < <(event_counts outbox_published_total)
   read -ra CONSUMED_BEFORE < <(event_counts events_consumed_total)
   read -ra XACTS_BEFORE < <(pg_xacts)
+  pg_statements reset
   confirmed_before=$(confirmed_count)
   read -ra CPU_BEFORE < <(cpu_snapshot)
   started_ms=$(now_ms)
@@ -458,6 +484,7 @@ for i in "${!LEVELS[@]}"; do
       line+=" ${XACT_SERVICES[k]} $(per_order $((XACTS_AFTER[k] - XACTS_BEFORE[k])) "$confirmed" 1)"
     done
     XACTS_LINE[$i]="$line; rolled back $((XACTS_AFTER[4] - XACTS_BEFORE[4])) in all"
+    pg_statements report "$confirmed" "$WORK/statements-$i.txt"
   fi
   RESULT[full$i]="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "${RESULT[full$i]}" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
@@ -561,6 +588,10 @@ for i in "${!LEVELS[@]}"; do echo "  ${EVENTS_LINE[$i]}"; done
 if [[ "$ENGINE" == postgres ]]; then
   echo "PostgreSQL transactions per confirmed order at full speed (commits, reads included, by database):"
   for i in "${!LEVELS[@]}"; do echo "  ${XACTS_LINE[$i]}"; done
+  if [[ -s "$WORK/statements-$BEST.txt" ]]; then
+    echo "PostgreSQL statements per confirmed order at full speed c=${LEVELS[BEST]} (exec ms per order):"
+    cat "$WORK/statements-$BEST.txt"
+  fi
 fi
 echo "fixed rate as order-service's histogram saw it: $RATE_SERVER"
 echo "saga inside order-service (updated_at - created_at of confirmed orders, ms) at the fixed rate: $RATE_SAGA"

@@ -74,9 +74,17 @@ shared_buffers = 128MB
 EOF
 }
 
+# Statement statistics for the benchmarks (Benchmarks/order); added to a cluster made without
+# them, taking effect at its next start.
+preload_statement_statistics() {
+  grep -q "^shared_preload_libraries = 'pg_stat_statements'" "$DATA/postgresql.conf" && return 0
+  echo "shared_preload_libraries = 'pg_stat_statements'" | as_owner tee -a "$DATA/postgresql.conf" >/dev/null
+}
+
 start() {
   if answers; then return 0; fi
   initialise
+  preload_statement_statistics
   # A stale pid file from a killed server would stop pg_ctl; the server checks it is stale itself.
   as_owner "$BIN/pg_ctl" -D "$DATA" -o "-p $PORT" -l "$LOG" -w -t 30 start >/dev/null ||
     { tail -20 "$LOG" >&2; exit 1; }
