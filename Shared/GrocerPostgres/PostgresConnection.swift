@@ -151,12 +151,14 @@ public final class PostgresConnection: SQLConnection {
   /// COMMIT, and a write is only done once it is durable); a read does not: its COMMIT cannot
   /// lose anything, and its answer is read at the connection's next use. A transaction that ran
   /// no statement was never sent.
-  func commit(awaitingAnswer: Bool) throws {
+  func commit(awaitingAnswer: Bool, announcingOutboxWrites: Bool = false) throws {
     if pendingBegin != nil {
       pendingBegin = nil
       return
     }
     let handle = try open()
+    // Delivered to the listeners when (and only if) the transaction commits.
+    if announcingOutboxWrites, wantsCommitWake { try exec("NOTIFY grocer_outbox", handle) }
     guard !awaitingAnswer, PQenterPipelineMode(handle) == 1 else { return try exec("COMMIT", handle) }
     guard PQsendQueryParams(handle, "COMMIT", 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1
     else {

@@ -40,6 +40,9 @@ public final class PostgresDatabase: SQLDatabase {
   private let poolSize: Int
   private let closed = Atomic<Bool>(false)
   private let commitObservers = Mutex<[@Sendable () -> Void]>([])
+  /// Whether this process's outbox relay holds the lease (`outboxRelayedHere`); until it does,
+  /// outbox writes are announced to the other processes.
+  private let relayedHere = Atomic<Bool>(false)
   private let queue: DispatchQueue
   private let transactions = RunningTransactions()
   /// The server processes of this pool's connections: their outbox notifications are skipped,
@@ -123,7 +126,7 @@ public final class PostgresDatabase: SQLDatabase {
             try Self.inTransaction(
               connection,
               locksRows ? "BEGIN ISOLATION LEVEL READ COMMITTED" : "BEGIN ISOLATION LEVEL REPEATABLE READ",
-              awaitingCommit: true, locksRows: locksRows, body)
+              awaitingCommit: true, announcing: announcesOutboxWrites, locksRows: locksRows, body)
           }
           return (result, connection.takeCommitWake())
         }
@@ -192,8 +195,10 @@ public final class PostgresDatabase: SQLDatabase {
       let wakes = try withConnection { connection in
         try transactions.run(context) {
           context.batch = connection
-          try Self.inTransaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true) {
-            _ in
+          try Self.inTransaction(
+            connection, "BEGIN ISOLATION LEVEL REPEATABLE READ", awaitingCommit: true,
+            announcing: announcesOutboxWrites
+          ) { _ in
             for job in jobs { try job() }
           }
         }
@@ -258,6 +263,12 @@ public final class PostgresDatabase: SQLDatabase {
     connection?.close()
   }
 
+  public func outboxRelayedHere(_ relayed: Bool) { relayedHere.store(relayed, ordering: .relaxed) }
+
+  /// Whether a write's outbox rows are to be announced to other processes: the relay that will
+  /// publish them is not this process's.
+  private var announcesOutboxWrites: Bool { !relayedHere.load(ordering: .relaxed) }
+
   private func wakeObservers() {
     for observer in commitObservers.withLock({ $0 }) { observer() }
   }
@@ -304,13 +315,13 @@ public final class PostgresDatabase: SQLDatabase {
   /// Runs `body` in a transaction that `begin` opens (sent with its first statement); a read
   /// does not wait for its COMMIT's answer.
   private static func inTransaction<T>(
-    _ connection: PostgresConnection, _ begin: String, awaitingCommit: Bool, locksRows: Bool = false,
-    _ body: (any SQLConnection) throws -> T
+    _ connection: PostgresConnection, _ begin: String, awaitingCommit: Bool, announcing: Bool = false,
+    locksRows: Bool = false, _ body: (any SQLConnection) throws -> T
   ) throws -> T {
     connection.begin(begin, locksRows: locksRows)
     do {
       let result = try body(connection)
-      try connection.commit(awaitingAnswer: awaitingCommit)
+      try connection.commit(awaitingAnswer: awaitingCommit, announcingOutboxWrites: announcing)
       return result
     } catch {
       connection.rollback()
@@ -354,8 +365,7 @@ public final class PostgresDatabase: SQLDatabase {
 }
 
 /// The tables every service gets, in PostgreSQL's dialect (SQLite's are in GrocerSQLite): the
-/// outbox (with the trigger that tells listeners of new rows), its relay lease, the inbox, and
-/// the record of applied migrations.
+/// outbox, its relay lease, the inbox, and the record of applied migrations.
 enum FrameworkSchema {
   static let sql = """
     CREATE TABLE IF NOT EXISTS grocer_schema (
@@ -389,13 +399,10 @@ enum FrameworkSchema {
       PRIMARY KEY (consumer, message_id)
     );
     CREATE INDEX IF NOT EXISTS inbox_processed_at ON inbox (processed_at);
-    CREATE OR REPLACE FUNCTION grocer_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('grocer_outbox', '');
-      RETURN NULL;
-    END $$;
-    CREATE OR REPLACE TRIGGER outbox_notify AFTER INSERT ON outbox
-      FOR EACH STATEMENT EXECUTE FUNCTION grocer_outbox_notify();
+    -- Outbox rows were announced by a trigger on every insert; the writing transaction now
+    -- announces them only when another process relays (PostgresDatabase.outboxRelayedHere).
+    DROP TRIGGER IF EXISTS outbox_notify ON outbox;
+    DROP FUNCTION IF EXISTS grocer_outbox_notify();
     CREATE TABLE IF NOT EXISTS outbox_lease (
       id INTEGER PRIMARY KEY CHECK (id = 1),
       owner TEXT NOT NULL,

@@ -120,6 +120,7 @@ public final class OutboxRelay: LifecycleService {
     // Let another replica's relay take over at once rather than after the lease expires.
     let lease = self.lease
     leaseValidUntil.withLock { $0 = .distantPast }
+    database.outboxRelayedHere(false)
     _ = try? await database.writeAsync { try lease.release(in: $0) }
   }
 
@@ -281,12 +282,20 @@ public final class OutboxRelay: LifecycleService {
     let lease = self.lease
     do {
       // Look first: while another relay holds it, this one only reads.
-      if try await database.readAsync({ try lease.heldByAnother(at: now, in: $0) }) { return false }
-      guard try await database.writeAsync({ try lease.acquire(at: now, in: $0) }) else { return false }
+      if try await database.readAsync({ try lease.heldByAnother(at: now, in: $0) }) {
+        database.outboxRelayedHere(false)
+        return false
+      }
+      guard try await database.writeAsync({ try lease.acquire(at: now, in: $0) }) else {
+        database.outboxRelayedHere(false)
+        return false
+      }
       leaseValidUntil.withLock { $0 = now.addingTimeInterval(lease.duration) }
+      database.outboxRelayedHere(true)
       return true
     } catch {
       logger.error("outbox lease failed", ["error": "\(error)"])
+      database.outboxRelayedHere(false)
       return false
     }
   }

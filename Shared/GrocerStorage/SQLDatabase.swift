@@ -111,6 +111,12 @@ public protocol SQLDatabase: AnyObject, Sendable {
   /// `Outbox.append` calls). Keep it cheap: it is how the outbox relay is woken.
   func onCommit(_ observer: @escaping @Sendable () -> Void)
 
+  /// Told by this process's outbox relay whether it holds the outbox lease. While it does, its
+  /// own process's outbox writes wake it (`onCommit`) and no other process need hear of them;
+  /// while it does not, an engine shared by replicas tells theirs (PostgreSQL: a NOTIFY in the
+  /// writing transaction). The default ignores it.
+  func outboxRelayedHere(_ relayed: Bool)
+
   /// The version of the last migration applied.
   func schemaVersion() throws -> Int
 
@@ -119,6 +125,8 @@ public protocol SQLDatabase: AnyObject, Sendable {
 }
 
 extension SQLDatabase {
+  public func outboxRelayedHere(_ relayed: Bool) {}
+
   public func writeLockingRows<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
     try write(body)
   }

@@ -1,5 +1,6 @@
 import Foundation
 import GrocerCore
+import GrocerRuntime
 import GrocerStorage
 import GrocerTestSupport
 import Synchronization
@@ -372,6 +373,81 @@ import Testing
       }
       #expect(await eventually(timeout: .seconds(3)) { woken.load(ordering: .relaxed) == 2 })
     }
+  }
+
+  /// While a process's own relay holds the outbox lease, its outbox rows wake that relay and
+  /// are not announced to the other replicas (nothing there would publish them); once it does
+  /// not, they are again.
+  @Test func outboxRowsOfTheReplicaWhoseRelayHoldsTheLeaseWakeOnlyItself() async throws {
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    defer {
+      replicaA.close()
+      replicaB.close()
+    }
+    let wokenA = Atomic<Int>(0)
+    let wokenB = Atomic<Int>(0)
+    replicaA.onCommit { wokenA.add(1, ordering: .relaxed) }
+    replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
+    #expect(await eventually { wokenA.load(ordering: .relaxed) == 1 && wokenB.load(ordering: .relaxed) == 1 })
+    replicaA.outboxRelayedHere(true)
+    try Self.append("m1", at: replicaA)
+    #expect(wokenA.load(ordering: .relaxed) == 2, "its own relay, in-process")
+    try await Task.sleep(for: .milliseconds(400))
+    #expect(wokenB.load(ordering: .relaxed) == 1, "not announced while A relays")
+    replicaA.outboxRelayedHere(false)
+    try Self.append("m2", at: replicaA)
+    #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == 2 })
+    #expect(try replicaB.read { try $0.queryOne("SELECT count(*) FROM outbox")?.int(0) } == 2)
+  }
+
+  /// The relay says when it holds the lease: from then on its replica's outbox rows are not
+  /// announced to the others, and after it stops (giving the lease up) they are again.
+  @Test func aRelayHoldingTheLeaseKeepsItsReplicasOutboxRowsToItself() async throws {
+    let url = try TestPostgres.freshDatabase("storage")
+    defer { TestPostgres.drop(url) }
+    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    defer {
+      replicaA.close()
+      replicaB.close()
+    }
+    let wokenB = Atomic<Int>(0)
+    replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
+    #expect(await eventually { wokenB.load(ordering: .relaxed) == 1 })
+    let publisher = CountingPublisher()
+    let relay = OutboxRelay(
+      database: replicaA, publisher: publisher, logger: .discarding(), metrics: MetricsRegistry())
+    try await relay.start()
+    // Published means the relay held the lease; what B heard of it until then does not count.
+    try Self.append("m1", at: replicaA)
+    #expect(await eventually { publisher.count.load(ordering: .relaxed) == 1 })
+    let heard = wokenB.load(ordering: .relaxed)
+    try Self.append("m2", at: replicaA)
+    #expect(await eventually { publisher.count.load(ordering: .relaxed) == 2 })
+    try await Task.sleep(for: .milliseconds(400))
+    #expect(wokenB.load(ordering: .relaxed) == heard)
+    await relay.shutdown()
+    try Self.append("m3", at: replicaA)
+    #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == heard + 1 })
+  }
+
+  static func append(_ id: String, at database: PostgresDatabase) throws {
+    try database.write { db in
+      try Outbox.append(
+        OutgoingMessage(
+          messageID: id, routingKey: "k", type: "t", body: Data("{}".utf8), timestamp: Date(),
+          correlationID: nil),
+        in: db)
+    }
+  }
+
+  /// Counts the messages it is asked to publish, and confirms them.
+  final class CountingPublisher: ConfirmedPublisher {
+    let count = Atomic<Int>(0)
+    func publish(_ messages: [OutgoingMessage]) async throws { count.add(messages.count, ordering: .relaxed) }
   }
 
   /// The server ends every connection of ours (a restart, a failover): the call in flight fails
