@@ -53,12 +53,12 @@ import Testing
           StockChanged(
             hub: "h1", sku: sku, name: "Product \(sku) v\(productVersion % 3)", available: random.next(15),
             price: CartFixture.eur(100 + random.next(3) * 10)),
-          version: productVersion, messageID: "m\(step)", consumer: "test", correlationID: nil)
+          version: productVersion, correlationID: nil)
       case 8:
         var hub = CartFixture.hubs[0].value
         hub.pricing.minimumOrder = CartFixture.eur(500 + random.next(5) * 100)
         try commands.applyHubChanged(
-          hub, version: Int64(100 + step), messageID: "h\(step)", consumer: "test", correlationID: nil)
+          hub, version: Int64(100 + step), correlationID: nil)
       default:
         try commands.applyOrderConfirmed(
           user: user, hub: "h1", messageID: "o\(step)", consumer: "test", correlationID: nil)

@@ -254,7 +254,7 @@ import Testing
     try replicaB.app.commands.applyStockChanged(
       StockChanged(
         hub: "h1", sku: "p4", name: "Coffee", available: 50, price: CartFixture.eur(1100), deposit: nil),
-      version: 2, messageID: "m-price", consumer: "cart", correlationID: nil)
+      version: 2, correlationID: nil)
     let repriced = try await replicaA.put("p5", 2)
     #expect(repriced.lines.first { $0.sku == "p4" }?.unitPrice == CartFixture.eur(1100))
   }
@@ -301,13 +301,13 @@ import Testing
       StockChanged(
         hub: "h1", sku: "p1", name: "Oat milk", available: 1, price: CartFixture.eur(129),
         deposit: CartFixture.eur(25)),
-      version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+      version: 2, correlationID: nil)
     #expect(try await fixture.cart().lines.first?.quantity == 1)
     #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1000)))
     var hub = CartFixture.hubs[0].value
     hub.pricing.minimumOrder = CartFixture.eur(1500)
     try fixture.app.commands.applyHubChanged(
-      hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
+      hub, version: 2, correlationID: nil)
     #expect(try await fixture.cart(user: "empty").blocker == .belowMinimum(missing: CartFixture.eur(1500)))
     try fixture.app.commands.applyOrderConfirmed(
       user: "u1", hub: "h1", messageID: "o1", consumer: "cart", correlationID: nil)
@@ -321,7 +321,7 @@ import Testing
     var hub = CartFixture.hubs[0].value
     hub.hours = .daily(opens: LocalTime("08:00")!, closes: LocalTime("20:00")!)
     try fixture.app.commands.applyHubChanged(
-      hub, version: 2, messageID: "h-1", consumer: "cart", correlationID: nil)
+      hub, version: 2, correlationID: nil)
     try await fixture.put("p4", 1)
     #expect(try await fixture.cart().blocker == nil)
     #expect(fixture.app.commands.replies.count == (fixture.app.commands.replies.remembers ? 1 : 0))

@@ -134,7 +134,7 @@ import Testing
       hub: "h1", sku: "p1", name: "Oat milk", available: 3, price: CartFixture.eur(129),
       deposit: CartFixture.eur(25))
     let changed = try fixture.app.commands.applyStockChanged(
-      event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+      event, version: 2, correlationID: nil)
     #expect(changed == 2)
     let a = try await fixture.cart(user: "a")
     #expect(a.version == 2)
@@ -146,13 +146,13 @@ import Testing
     // The same message again, or an older version, changes nothing.
     #expect(
       try fixture.app.commands.applyStockChanged(
-        event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+        event, version: 2, correlationID: nil)
         == 0)
     var older = event
     older.available = 0
     #expect(
       try fixture.app.commands.applyStockChanged(
-        older, version: 1, messageID: "m0", consumer: "cart", correlationID: nil)
+        older, version: 1, correlationID: nil)
         == 0)
     #expect(try await fixture.cart(user: "a").version == 2)
   }
@@ -163,7 +163,7 @@ import Testing
     let event = StockChanged(
       hub: "h1", sku: "p1", name: "Oat milk", available: 10, price: CartFixture.eur(149))
     try fixture.app.commands.applyStockChanged(
-      event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+      event, version: 2, correlationID: nil)
     let cart = try await fixture.cart(seen: 1)
     #expect(cart.version == 2)
     #expect(cart.lines.first?.unitPrice.minorUnits == 149)
@@ -185,7 +185,7 @@ import Testing
       deposit: CartFixture.eur(25))
     event.reason = "reservation"
     try fixture.app.commands.applyStockChanged(
-      event, version: 2, messageID: "m1", consumer: "cart", correlationID: nil)
+      event, version: 2, correlationID: nil)
     #expect(try await fixture.cart(user: "buyer").version == 1)
     #expect(try await fixture.cart(user: "other").lines.first?.quantity == 6)
     #expect(try fixture.app.commands.checkout(user: "buyer", hub: "h1", version: 0).matches == false)
@@ -205,7 +205,7 @@ import Testing
       deposit: CartFixture.eur(25))
     event.reason = "reservation"
     try fixture.app.commands.applyStockChanged(
-      event, version: 3, messageID: "m1", consumer: "cart", correlationID: nil)
+      event, version: 3, correlationID: nil)
     let reply = try await fixture.cart(user: "buyer")
     #expect(reply == (try fixture.app.commands.renderedFromTables(user: "buyer", hub: "h1")))
     #expect(reply.version == 2)
@@ -236,7 +236,7 @@ import Testing
     var hub = CartFixture.hubs[0].value
     hub.pricing.deliveryFee = CartFixture.eur(399)
     try fixture.app.commands.applyHubChanged(
-      hub, version: 2, messageID: "hub-1", consumer: "cart", correlationID: nil)
+      hub, version: 2, correlationID: nil)
     let cart = try await fixture.cart()
     #expect(cart.version == 2)
     #expect(cart.totals.deliveryFee.minorUnits == 399)

@@ -3,24 +3,23 @@ import GrocerContracts
 import GrocerCore
 
 extension CartCommands {
-  /// Applies `stock.changed` (once per message id): the product copy, then every cart at that
-  /// hub holding it. Returns how many carts got a new version.
+  /// Applies `stock.changed`: the product copy, then every cart at that hub holding it. Returns
+  /// how many carts got a new version. No inbox row: the copy's version is the guard, so the
+  /// same event again, or an older one, changes nothing (as for a catalogue page).
   @discardableResult
-  public func applyStockChanged(
-    _ event: StockChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
-  ) throws -> Int {
-    try once(messageID: messageID, consumer: consumer) { write, now in
+  public func applyStockChanged(_ event: StockChanged, version: Int64, correlationID: String?) throws -> Int {
+    let now = clock.now()
+    return try write { write in
       try self.applyProduct(event, version: version, correlationID: correlationID, now: now, in: write)
     }
   }
 
-  /// Applies `hub.changed` (once per message id): the hub copy, then a new version for every
-  /// non-empty cart at the hub when `HubChange` says their totals or blocker changed.
+  /// Applies `hub.changed`: the hub copy, then a new version for every non-empty cart at the hub
+  /// when `HubChange` says their totals or blocker changed. Guarded by the copy's version, as
+  /// `stock.changed` is.
   @discardableResult
-  public func applyHubChanged(
-    _ event: HubChanged, version: Int64, messageID: String, consumer: String, correlationID: String?
-  ) throws -> Int {
-    try once(messageID: messageID, consumer: consumer) { write, _ in
+  public func applyHubChanged(_ event: HubChanged, version: Int64, correlationID: String?) throws -> Int {
+    try write { write in
       try self.applyHub(event, version: version, correlationID: correlationID, in: write)
     }
   }

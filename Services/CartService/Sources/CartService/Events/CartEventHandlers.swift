@@ -6,7 +6,8 @@ import GrocerRuntime
 
 /// Applies what CartService consumes: `stock.changed` and `hub.changed` to the catalogue copy
 /// and the carts holding what moved, `order.confirmed` to the customer's cart. Acked only after
-/// the effect and its inbox row are committed; a payload that cannot be read is dead-lettered.
+/// the effect is committed (with its inbox row for `order.confirmed`; the copies are guarded by
+/// their versions instead); a payload that cannot be read is dead-lettered.
 struct CartEventHandler: Sendable {
   let commands: CartCommands
   let consumer: String
@@ -69,8 +70,7 @@ struct CartEventHandler: Sendable {
         let event = envelope.payload
         work = {
           let carts = try commands.applyStockChanged(
-            event, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
-            correlationID: envelope.correlationId)
+            event, version: envelope.sequence, correlationID: envelope.correlationId)
           if carts > 0 {
             logger.info("carts adjusted", ["hub": event.hub, "sku": event.sku, "carts": "\(carts)"])
           }
@@ -79,8 +79,7 @@ struct CartEventHandler: Sendable {
         let envelope = try TypedEventEnvelope<HubChanged>.decode(delivery.body, type: type)
         work = {
           _ = try commands.applyHubChanged(
-            envelope.payload, version: envelope.sequence, messageID: envelope.id, consumer: consumer,
-            correlationID: envelope.correlationId)
+            envelope.payload, version: envelope.sequence, correlationID: envelope.correlationId)
         }
       case StockEventType.orderConfirmed:
         let envelope = try TypedEventEnvelope<OrderOutcome>.decode(delivery.body, type: type)
