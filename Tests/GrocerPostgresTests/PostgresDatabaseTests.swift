@@ -349,15 +349,7 @@ import Testing
   /// Two replicas on one database: the one whose relay waits is woken by the outbox rows the
   /// other commits (LISTEN/NOTIFY), not by its own idle poll; other writes do not wake it.
   @Test func outboxRowsOfAnotherReplicaWakeTheCommitObservers() async throws {
-    let url = try TestPostgres.freshDatabase("storage")
-    defer { TestPostgres.drop(url) }
-    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
-    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
-    defer {
-      replicaA.close()
-      replicaB.close()
-    }
-    do {
+    try await Self.withTwoReplicas { replicaA, replicaB in
       let woken = Atomic<Int>(0)
       replicaB.onCommit { woken.add(1, ordering: .relaxed) }
       // The listener wakes once when it starts listening (for what came before).
@@ -365,12 +357,7 @@ import Testing
       try replicaA.write { try $0.execute("INSERT INTO items (id, name) VALUES (?, ?)", 1, "one") }
       try await Task.sleep(for: .milliseconds(400))
       #expect(woken.load(ordering: .relaxed) == 1, "a write without outbox rows")
-      try replicaA.write { db in
-        try Outbox.append(
-          OutgoingMessage(
-            messageID: "m1", routingKey: "k", type: "t", body: Data("{}".utf8), timestamp: Date(),
-            correlationID: nil), in: db)
-      }
+      try Self.append("m1", at: replicaA)
       #expect(await eventually(timeout: .seconds(3)) { woken.load(ordering: .relaxed) == 2 })
     }
   }
@@ -379,59 +366,63 @@ import Testing
   /// are not announced to the other replicas (nothing there would publish them); once it does
   /// not, they are again.
   @Test func outboxRowsOfTheReplicaWhoseRelayHoldsTheLeaseWakeOnlyItself() async throws {
-    let url = try TestPostgres.freshDatabase("storage")
-    defer { TestPostgres.drop(url) }
-    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
-    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
-    defer {
-      replicaA.close()
-      replicaB.close()
+    try await Self.withTwoReplicas { replicaA, replicaB in
+      let wokenA = Atomic<Int>(0)
+      let wokenB = Atomic<Int>(0)
+      replicaA.onCommit { wokenA.add(1, ordering: .relaxed) }
+      replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
+      #expect(
+        await eventually { wokenA.load(ordering: .relaxed) == 1 && wokenB.load(ordering: .relaxed) == 1 })
+      replicaA.outboxRelayedHere(true)
+      try Self.append("m1", at: replicaA)
+      #expect(wokenA.load(ordering: .relaxed) == 2, "its own relay, in-process")
+      try await Task.sleep(for: .milliseconds(400))
+      #expect(wokenB.load(ordering: .relaxed) == 1, "not announced while A relays")
+      replicaA.outboxRelayedHere(false)
+      try Self.append("m2", at: replicaA)
+      #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == 2 })
+      #expect(try replicaB.read { try $0.queryOne("SELECT count(*) FROM outbox")?.int(0) } == 2)
     }
-    let wokenA = Atomic<Int>(0)
-    let wokenB = Atomic<Int>(0)
-    replicaA.onCommit { wokenA.add(1, ordering: .relaxed) }
-    replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
-    #expect(await eventually { wokenA.load(ordering: .relaxed) == 1 && wokenB.load(ordering: .relaxed) == 1 })
-    replicaA.outboxRelayedHere(true)
-    try Self.append("m1", at: replicaA)
-    #expect(wokenA.load(ordering: .relaxed) == 2, "its own relay, in-process")
-    try await Task.sleep(for: .milliseconds(400))
-    #expect(wokenB.load(ordering: .relaxed) == 1, "not announced while A relays")
-    replicaA.outboxRelayedHere(false)
-    try Self.append("m2", at: replicaA)
-    #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == 2 })
-    #expect(try replicaB.read { try $0.queryOne("SELECT count(*) FROM outbox")?.int(0) } == 2)
   }
 
   /// The relay says when it holds the lease: from then on its replica's outbox rows are not
   /// announced to the others, and after it stops (giving the lease up) they are again.
   @Test func aRelayHoldingTheLeaseKeepsItsReplicasOutboxRowsToItself() async throws {
+    try await Self.withTwoReplicas { replicaA, replicaB in
+      let wokenB = Atomic<Int>(0)
+      replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
+      #expect(await eventually { wokenB.load(ordering: .relaxed) == 1 })
+      let publisher = CountingPublisher()
+      let relay = OutboxRelay(
+        database: replicaA, publisher: publisher, logger: .discarding(), metrics: MetricsRegistry())
+      try await relay.start()
+      // Published means the relay held the lease; what B heard of it until then does not count.
+      try Self.append("m1", at: replicaA)
+      #expect(await eventually { publisher.count.load(ordering: .relaxed) == 1 })
+      let heard = wokenB.load(ordering: .relaxed)
+      try Self.append("m2", at: replicaA)
+      #expect(await eventually { publisher.count.load(ordering: .relaxed) == 2 })
+      try await Task.sleep(for: .milliseconds(400))
+      #expect(wokenB.load(ordering: .relaxed) == heard)
+      await relay.shutdown()
+      try Self.append("m3", at: replicaA)
+      #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == heard + 1 })
+    }
+  }
+
+  /// Two replicas' databases on one fresh database, closed and the database dropped after `body`.
+  static func withTwoReplicas(
+    _ body: (PostgresDatabase, PostgresDatabase) async throws -> Void
+  ) async throws {
     let url = try TestPostgres.freshDatabase("storage")
     defer { TestPostgres.drop(url) }
-    let replicaA = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
-    let replicaB = try PostgresDatabase(url: url, migrations: [Self.items], logger: .discarding())
+    let replicaA = try PostgresDatabase(url: url, migrations: [items], logger: .discarding())
+    let replicaB = try PostgresDatabase(url: url, migrations: [items], logger: .discarding())
     defer {
       replicaA.close()
       replicaB.close()
     }
-    let wokenB = Atomic<Int>(0)
-    replicaB.onCommit { wokenB.add(1, ordering: .relaxed) }
-    #expect(await eventually { wokenB.load(ordering: .relaxed) == 1 })
-    let publisher = CountingPublisher()
-    let relay = OutboxRelay(
-      database: replicaA, publisher: publisher, logger: .discarding(), metrics: MetricsRegistry())
-    try await relay.start()
-    // Published means the relay held the lease; what B heard of it until then does not count.
-    try Self.append("m1", at: replicaA)
-    #expect(await eventually { publisher.count.load(ordering: .relaxed) == 1 })
-    let heard = wokenB.load(ordering: .relaxed)
-    try Self.append("m2", at: replicaA)
-    #expect(await eventually { publisher.count.load(ordering: .relaxed) == 2 })
-    try await Task.sleep(for: .milliseconds(400))
-    #expect(wokenB.load(ordering: .relaxed) == heard)
-    await relay.shutdown()
-    try Self.append("m3", at: replicaA)
-    #expect(await eventually(timeout: .seconds(3)) { wokenB.load(ordering: .relaxed) == heard + 1 })
+    try await body(replicaA, replicaB)
   }
 
   static func append(_ id: String, at database: PostgresDatabase) throws {

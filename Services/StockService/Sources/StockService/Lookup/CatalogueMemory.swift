@@ -15,7 +15,7 @@ public final class CatalogueMemory: Sendable {
   public let maximumAge: TimeInterval
 
   /// Taken before a build reads the database, handed back to `keep`.
-  public struct Generation: Hashable, Sendable {
+  struct Generation: Hashable, Sendable {
     fileprivate var all: UInt64
     fileprivate var hub: UInt64
   }
@@ -48,6 +48,9 @@ public final class CatalogueMemory: Sendable {
     var hubs: [HubID: UInt64] = [:]
     /// Raised by every invalidation and `removeAll`: the areas' generation.
     var any: UInt64 = 0
+    /// The build of each hub's snapshot under way, and the generation it began at.
+    var builds: [HubID: (generation: Generation, task: Task<CatalogueSnapshot, any Error>)] = [:]
+    var buildsStarted = 0
 
     func generation(_ hub: HubID) -> Generation { Generation(all: all, hub: hubs[hub] ?? 0) }
   }
@@ -86,14 +89,50 @@ public final class CatalogueMemory: Sendable {
     }
   }
 
-  public func generation(hub: HubID) -> Generation { state.withLock { $0.generation(hub) } }
+  /// `hub`'s snapshot: the kept one while young enough at `now`, else the one `build` reads from
+  /// the store. A build is shared by every caller that misses while it runs and since no
+  /// invalidation of the hub: when a snapshot ages out under load, the store is read once, not
+  /// once per request. A build that began before an invalidation is not kept, nor joined.
+  public func snapshot(
+    hub: HubID, now: Date, building build: @escaping @Sendable () async throws -> CatalogueSnapshot
+  ) async throws -> CatalogueSnapshot {
+    let kept: CatalogueSnapshot?
+    let building: Task<CatalogueSnapshot, any Error>?
+    (kept, building) = state.withLock { state in
+      if let kept = state.kept[hub], now.timeIntervalSinceReferenceDate - kept.builtAt < maximumAge {
+        return (kept.snapshot, nil)
+      }
+      let generation = state.generation(hub)
+      if let running = state.builds[hub], running.generation == generation { return (nil, running.task) }
+      let task = Task {
+        defer { self.buildEnded(hub: hub, generation: generation) }
+        let snapshot = try await build()
+        self.keep(snapshot, generation: generation, builtAt: now)
+        return snapshot
+      }
+      state.builds[hub] = (generation, task)
+      state.buildsStarted += 1
+      return (nil, task)
+    }
+    if let kept { return kept }
+    return try await building!.value
+  }
+
+  /// Builds begun so far (tests).
+  var buildsStarted: Int { state.withLock { $0.buildsStarted } }
 
   /// Keeps `snapshot` unless its hub was invalidated since `generation` was taken.
-  public func keep(_ snapshot: CatalogueSnapshot, generation: Generation, builtAt: Date) {
+  private func keep(_ snapshot: CatalogueSnapshot, generation: Generation, builtAt: Date) {
     let hub = snapshot.hub.id
     state.withLock { state in
       guard state.generation(hub) == generation else { return }
       state.kept[hub] = Kept(snapshot: snapshot, builtAt: builtAt.timeIntervalSinceReferenceDate)
+    }
+  }
+
+  private func buildEnded(hub: HubID, generation: Generation) {
+    state.withLock { state in
+      if state.builds[hub]?.generation == generation { state.builds[hub] = nil }
     }
   }
 

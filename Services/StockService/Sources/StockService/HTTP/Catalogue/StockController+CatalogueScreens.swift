@@ -230,14 +230,12 @@ extension StockController {
 
   /// `hub`'s catalogue from memory, or read and kept; 404 when there is no such hub.
   func catalogueSnapshot(_ hub: HubID) async throws -> CatalogueSnapshot {
-    let now = clock.now()
-    if let snapshot = catalogue.snapshot(hub: hub, now: now) { return snapshot }
-    let generation = catalogue.generation(hub: hub)
-    guard let snapshot = try await stored({ try $0.catalogueSnapshot(hub: hub) }) else {
-      throw Self.unknownHub(hub)
+    try await catalogue.snapshot(hub: hub, now: clock.now()) {
+      guard let snapshot = try await stored({ try $0.catalogueSnapshot(hub: hub) }) else {
+        throw Self.unknownHub(hub)
+      }
+      return snapshot
     }
-    catalogue.keep(snapshot, generation: generation, builtAt: now)
-    return snapshot
   }
 }
 
