@@ -4,12 +4,15 @@
 #   screens  the home (anonymous) and every category's first three pages (cursor pages too)
 #   areas    address to hub, random points around Berlin among 100 hubs' 16-gon areas
 #   search   3,000 products, prefixes of words of their names, one or two words
+#   edits    the screens while staff rename a product every BENCH_EDIT_SECONDS (each change drops
+#            the hub's snapshot, which the next requests wait for: one build shared by them)
 # nginx serves each reply's exact bytes from a file (same order, same sizes). Builds nothing:
 # `make bench` builds the release binaries first.
 #
 # Environment (all optional):
 #   BENCH_CONNECTIONS  64     BENCH_DURATION 10s (per target and workload, over all rounds)
-#   BENCH_ROUNDS       2      BENCH_THREADS 2    BENCH_WORKLOADS "screens areas search"
+#   BENCH_ROUNDS       2      BENCH_THREADS 2    BENCH_WORKLOADS "screens areas search edits"
+#   BENCH_EDIT_SECONDS 1      seconds between the product changes of the edits workload
 #   BENCH_SERVICE_PORT 18083  BENCH_NGINX_PORT 18093   BENCH_HUB h1
 #   GROCER_BIN_DIR     where stock-service and grocer-token are (default .build/release)
 #   GROCER_RABBITMQ_SCRIPT  the broker script (default deploy/local/rabbitmq.sh; started or reused)
@@ -23,7 +26,8 @@ CONNECTIONS="${BENCH_CONNECTIONS:-64}"
 DURATION="${BENCH_DURATION:-10s}"
 ROUNDS="${BENCH_ROUNDS:-2}"
 THREADS="${BENCH_THREADS:-2}"
-WORKLOADS="${BENCH_WORKLOADS:-screens areas search}"
+WORKLOADS="${BENCH_WORKLOADS:-screens areas search edits}"
+EDIT_SECONDS="${BENCH_EDIT_SECONDS:-1}"
 SERVICE_PORT="${BENCH_SERVICE_PORT:-18083}"
 NGINX_PORT="${BENCH_NGINX_PORT:-18093}"
 HUB="${BENCH_HUB:-h1}"
@@ -77,6 +81,7 @@ done <"$WORK/areas.tsv"
 log "100 more hubs with delivery areas"
 
 python3 "$HERE/workload.py" screens "$BASE" "$HUB" "$WORK/screens.paths"
+cp "$WORK/screens.paths" "$WORK/edits.paths"
 python3 "$HERE/workload.py" points 2000 7 "$WORK/areas.paths"
 python3 "$HERE/workload.py" queries "$BASE" "$HUB" 400 11 "$WORK/search.paths"
 
@@ -99,14 +104,41 @@ declare -A RESULT
 cpu_ticks() { local total=0 pid; for pid in "$@"; do
   total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$total"; }
 target_pids() { if [[ "$1" == service ]]; then echo "$SERVICE_PID"; else pgrep -P "$NGINX_PID" | tr '\n' ' '; fi; }
+# Staff rename the first product of the screens' hub every EDIT_SECONDS until killed: a
+# catalogue change each time, so the hub's snapshot is dropped and built again under load.
+edit_products() {
+  local product body n=0
+  product="$(curl -s "$BASE/v1/hubs/$HUB/products/p00001")"
+  while true; do
+    n=$((n + 1))
+    body="$(python3 -c 'import json, sys
+p = json.loads(sys.argv[1])
+for key in ("sku", "available"): p.pop(key, None)
+p["name"] = p["name"] + " " + sys.argv[2]
+print(json.dumps(p))' "$product" "$n")"
+    curl -s -o /dev/null -X PUT -H "Authorization: Bearer $STAFF" -H 'Content-Type: application/json' \
+      -d "$body" "$BASE/v1/hubs/$HUB/products/p00001"
+    echo "$n" >"$WORK/edits.count"
+    sleep "$EDIT_SECONDS"
+  done
+}
 run_round() { # workload target connections
-  local port=$SERVICE_PORT paths="$WORK/$1.paths" out pids before after line
+  local port=$SERVICE_PORT paths="$WORK/$1.paths" out pids before after line editor=""
   if [[ "$2" == nginx ]]; then port=$NGINX_PORT; paths="$WORK/$1.nginx"; fi
+  if [[ "$1" == edits && "$2" == service ]]; then
+    edit_products &
+    editor=$!
+  fi
   pids="$(target_pids "$2")"
   # shellcheck disable=SC2086
   before="$(cpu_ticks $pids)"
   out="$(wrk -t"$THREADS" -c"$3" -d"${ROUND_SECONDS}s" --timeout 5s -s "$LOOKUP/ids.lua" \
     "http://127.0.0.1:$port" -- "$paths" 2>&1)" || { echo "$out" >&2; die "wrk failed"; }
+  if [[ -n "$editor" ]]; then
+    kill "$editor" 2>/dev/null || true
+    wait "$editor" 2>/dev/null || true
+    EDITS=$((EDITS + $(cat "$WORK/edits.count" 2>/dev/null || echo 0)))
+  fi
   line="$(grep '^RESULT ' <<<"$out" | tail -n 1)"
   [[ -n "$line" ]] || { echo "$out" >&2; die "no RESULT from wrk"; }
   # shellcheck disable=SC2086
@@ -125,6 +157,7 @@ finish() { # workload target connections
 field() { sed -n "s/.*[ ]$2=\([0-9]*\).*/\1/p" <<<" ${RESULT[$1]:-}"; }
 
 TOTAL_SECONDS="${DURATION%s}"
+EDITS=0
 ROUND_SECONDS=$(((TOTAL_SECONDS + ROUNDS - 1) / ROUNDS))
 echo "catalogue: $(nproc) cores, wrk -t$THREADS, $ROUNDS rounds of ${ROUND_SECONDS}s per target taking turns;" \
   "$(sort -u "$WORK/screens.paths" | wc -l) screen paths, $(wc -l <"$WORK/areas.paths") points among 103 hubs," \
@@ -174,6 +207,11 @@ for c in $CONNECTIONS; do
         verdict "areas c=$c p99 $(awk -v u="$p99" 'BEGIN { printf "%.2f", u / 1000 }') ms < 5 ms (100 hubs' areas)" "$p99 < 5000" ;;
       search)
         verdict "search c=$c p99 $(awk -v u="$p99" 'BEGIN { printf "%.2f", u / 1000 }') ms < 20 ms (3,000 products)" "$p99 < 20000" ;;
+      edits)
+        # Reported, not judged: requests that come while the snapshot is rebuilt wait for it.
+        echo "  (edits c=$c: $EDITS product changes, one every ${EDIT_SECONDS}s; $sr requests/s," \
+          "$(awk -v s="$sr" -v b="$(field "screens:service:$c" rps)" 'BEGIN { if (b > 0) printf "%.2f", s / b; else printf "-" }')x the" \
+          "screens' without edits; p99 $(awk -v u="$p99" 'BEGIN { printf "%.2f", u / 1000 }') ms)" ;;
     esac
   done
 done
