@@ -90,8 +90,6 @@ struct SearchIndex: Sendable {
     relativeLengths = lengths.map { Double($0) / average }
   }
 
-  var productCount: Int { skus.count }
-
   /// The SKUs matching `query`, best first, `limit` of them after the first `offset`.
   func search(_ query: SearchQuery, offset: Int, limit: Int) -> [SKU] {
     let count = skus.count
