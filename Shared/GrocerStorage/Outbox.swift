@@ -89,10 +89,10 @@ public enum Outbox {
       return connection.changes
     }
     var removed = 0
-    for run in SQLRuns.ranges(seqs.count, largest: 512) {
-      let chunk = seqs[run]
-      let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-      try connection.execute("DELETE FROM outbox WHERE seq IN (\(placeholders))", bindings: Array(chunk))
+    for run in SQLRuns.padded(seqs.count, largest: 512) {
+      let placeholders = Array(repeating: "?", count: run.count).joined(separator: ",")
+      try connection.execute(
+        "DELETE FROM outbox WHERE seq IN (\(placeholders))", bindings: run.map { seqs[$0] })
       removed += connection.changes
     }
     return removed

@@ -126,8 +126,17 @@ struct InvariantChecker {
       "order-service", "payment-simulator.sqlite",
       "SELECT idempotency_key, payment_id, reference, state FROM charges")
     let reservations = try rows("stock-service", "stock.sqlite", "SELECT order_id, status FROM reservations")
+    // A reservation's lines are JSON in its row: one row here per line.
     let reservationLines = try rows(
-      "stock-service", "stock.sqlite", "SELECT order_id, sku, quantity FROM reservation_lines")
+      "stock-service", "stock.sqlite", "SELECT order_id, CAST(lines AS TEXT) AS lines FROM reservations"
+    )
+    .flatMap { row -> [[String: Any]] in
+      let json = Data((row["lines"] as? String ?? "[]").utf8)
+      let lines = (try? JSONSerialization.jsonObject(with: json)) as? [[String: Any]] ?? []
+      return lines.map {
+        ["order_id": row["order_id"] ?? "", "sku": $0["sku"] ?? "", "quantity": $0["quantity"] ?? 0]
+      }
+    }
     let products = try rows(
       "stock-service", "stock.sqlite",
       "SELECT sku, on_hand, held FROM products WHERE hub = '\(hub)' AND sku IN (\(skus.map { "'\($0)'" }.joined(separator: ",")))"

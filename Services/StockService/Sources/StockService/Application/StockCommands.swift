@@ -165,7 +165,7 @@ public final class StockCommands: Sendable {
     do { _ = try request.validate() } catch { return (.rejected(orderId: request.orderId, error), []) }
     let now = clock.now()
     return try store.database.writeLockingRows { db in
-      guard try store.hubExists(request.hub, in: db) else {
+      guard let hub = try store.hubWithArea(request.hub, in: db) else {
         return (.rejected(orderId: request.orderId, .unknownHub(request.hub)), [])
       }
       var movements = try releaseExpired(hub: request.hub, now: now, correlationID: correlationID, db)
@@ -175,7 +175,7 @@ public final class StockCommands: Sendable {
       }
       // A new order must go where the hub delivers; a hub without an area takes any point.
       if stored == nil, let point = request.deliverTo,
-        let area = try store.deliveryArea(hub: request.hub, in: db), !area.contains(point)
+        let area = try hub.area(), !area.contains(point)
       {
         return (.rejected(orderId: request.orderId, .outsideDeliveryArea(hub: request.hub)), movements)
       }
@@ -228,12 +228,13 @@ public final class StockCommands: Sendable {
           orderId: orderId, hub: hub ?? "", reason: ReleaseReason.outcomeFirst, at: now, in: db)
       case .finish(let state, let reason):
         movements = try finish(
-          orderId: orderId, hub: status!.hub, as: state, reason: reason, correlationID, at: now, db)
+          orderId: orderId, hub: status!.hub, lines: status!.lines, as: state, reason: reason, correlationID,
+          at: now, db)
       case .takeAfterExpiry:
         try store.finishReservation(orderId, as: .committed, releaseReason: nil, at: now, in: db)
         movements = try moveLines(
-          of: orderId, hub: status!.hub, reason: StockChangeReason.orderConfirmedLate, correlationID, at: now,
-          db
+          of: orderId, hub: status!.hub, lines: status!.lines, reason: StockChangeReason.orderConfirmedLate,
+          correlationID, at: now, db
         ) { line, level in level.take(line.quantity, heldToo: false) }
       }
       return (movements, OrderOutcomeRules.effect(of: decision))
@@ -254,8 +255,8 @@ public final class StockCommands: Sendable {
     var movements: [StockMovement] = []
     for expired in try store.heldReservations(expiredAt: now, hub: hub, in: db) {
       movements += try finish(
-        orderId: expired.orderId, hub: expired.hub, as: .released, reason: ReleaseReason.expired,
-        correlationID, at: now, db)
+        orderId: expired.orderId, hub: expired.hub, lines: expired.lines, as: .released,
+        reason: ReleaseReason.expired, correlationID, at: now, db)
     }
     return movements
   }
@@ -263,12 +264,14 @@ public final class StockCommands: Sendable {
   /// Finishes a held reservation as `state` and moves each line's count as
   /// `ReservationFinish` says; returns the counts that were published.
   private func finish(
-    orderId: String, hub: HubID, as state: Reservation.State, reason: String, _ correlationID: String?,
+    orderId: String, hub: HubID, lines: [ReservationLine], as state: Reservation.State, reason: String,
+    _ correlationID: String?,
     at now: Date, _ db: any SQLConnection
   ) throws -> [StockMovement] {
     try store.finishReservation(
       orderId, as: state, releaseReason: state == .released ? reason : nil, at: now, in: db)
-    return try moveLines(of: orderId, hub: hub, reason: reason, correlationID, at: now, db) { line, level in
+    return try moveLines(of: orderId, hub: hub, lines: lines, reason: reason, correlationID, at: now, db) {
+      line, level in
       ReservationFinish.apply(state, quantity: line.quantity, to: &level)
     }
   }
@@ -277,10 +280,10 @@ public final class StockCommands: Sendable {
   /// locked at once, in SKU order), stores them, and publishes those `change` says to, warning
   /// when an order took more than was on hand. Returns the counts that were published.
   private func moveLines(
-    of orderId: String, hub: HubID, reason: String, _ correlationID: String?, at now: Date,
+    of orderId: String, hub: HubID, lines: [ReservationLine], reason: String, _ correlationID: String?,
+    at now: Date,
     _ db: any SQLConnection, _ change: (ReservationLine, inout StockLevel) -> StockLevel.Taking
   ) throws -> [StockMovement] {
-    let lines = try store.reservationLines(orderId, in: db)
     var stocks = try store.stocks(hub: hub, skus: Set(lines.map(\.sku)).sorted(), in: db)
     var changed: [OutgoingMessage] = []
     var movements: [StockMovement] = []

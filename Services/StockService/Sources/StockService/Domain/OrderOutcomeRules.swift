@@ -9,16 +9,18 @@ public enum ReleaseReason {
 }
 
 /// What is stored of a reservation that the outcome rules read: its hub, state and why it was
-/// released.
+/// released; and its lines in SKU order (none for a marker), which finishing it moves.
 public struct ReservationStatus: Hashable, Sendable {
   public var hub: HubID
   public var state: Reservation.State
   public var releaseReason: String?
+  public var lines: [ReservationLine]
 
-  public init(hub: HubID, state: Reservation.State, releaseReason: String?) {
+  public init(hub: HubID, state: Reservation.State, releaseReason: String?, lines: [ReservationLine] = []) {
     self.hub = hub
     self.state = state
     self.releaseReason = releaseReason
+    self.lines = lines
   }
 }
 

@@ -204,5 +204,8 @@ enum StockSchema {
         """,
       // PostgreSQL: the tsvector table had no rowid keys beside it.
       postgres: "DROP TABLE product_search;"),
+    Migration(
+      version: 7, name: "a reservation's lines only in its row",
+      sql: "DROP TABLE reservation_lines;"),
   ]
 }

@@ -133,12 +133,12 @@ public final class StockStore: Sendable {
   /// SKU order in a locking write (as one `stock` after another would lock them).
   func stocks(hub: HubID, skus: [SKU], in db: any SQLConnection) throws -> [SKU: ProductStock] {
     var stocks: [SKU: ProductStock] = [:]
-    for run in SQLRuns.ranges(skus.count, largest: 16) {
+    for run in SQLRuns.padded(skus.count, largest: 16) {
       let rows = try db.query(
         "SELECT \(Self.productColumns) FROM products WHERE hub = ? AND sku IN ("
           + Array(repeating: "?", count: run.count).joined(separator: ", ")
           + ") ORDER BY sku\(db.lockClause)",
-        bindings: [hub] + skus[run].map { $0 as any SQLBindable })
+        bindings: [hub] + run.map { skus[$0] as any SQLBindable })
       for row in rows {
         let stock = try Self.productStock(row)
         stocks[stock.product.sku] = stock
@@ -177,7 +177,8 @@ public final class StockStore: Sendable {
   /// Stores the counts of several products of `hub` (a reservation's lines) in one statement
   /// per run of rows: a round trip each was most of what an order's hold cost PostgreSQL, and
   /// the rows stay locked meanwhile. A `VALUES` list names its columns `column1…` in both engines.
-  /// A SKU given twice is stored as its last level (an UPDATE takes one of the rows it matches).
+  /// A SKU given twice is stored as its last level (an UPDATE takes one of the rows it matches);
+  /// a run is filled up with copies of its last row (`SQLRuns.padded`), which change nothing more.
   func saveLevels(
     _ levels: [(sku: SKU, level: StockLevel)], hub: HubID, at now: Date, in db: any SQLConnection
   )
@@ -185,7 +186,7 @@ public final class StockStore: Sendable {
   {
     let levels = Dictionary(levels, uniquingKeysWith: { _, last in last }).sorted { $0.key < $1.key }
     let at = now.timeIntervalSince1970
-    for run in SQLRuns.ranges(levels.count, largest: 16) {
+    for run in SQLRuns.padded(levels.count, largest: 16) {
       try db.execute(
         """
         UPDATE products SET on_hand = v.column2, held = v.column3, version = v.column4, updated_at = ?
@@ -193,8 +194,9 @@ public final class StockStore: Sendable {
         WHERE products.hub = ? AND products.sku = v.column1
         """,
         bindings: [at as any SQLBindable]
-          + levels[run].flatMap { sku, level -> [any SQLBindable] in
-            [sku, level.onHand, level.held, level.version]
+          + run.flatMap { index -> [any SQLBindable] in
+            let (sku, level) = levels[index]
+            return [sku, level.onHand, level.held, level.version]
           } + [hub])
     }
   }
@@ -232,33 +234,31 @@ public final class StockStore: Sendable {
     }
   }
 
-  /// The hub, state and release reason of the reservation under `orderId` (locked in a locking
-  /// write).
+  /// The hub, state, release reason and lines of the reservation under `orderId` (locked in a
+  /// locking write).
   func reservationStatus(_ orderId: String, in db: any SQLConnection) throws -> ReservationStatus? {
     try db.queryOne(
-      "SELECT hub, status, release_reason FROM reservations WHERE order_id = ?\(db.lockClause)", orderId
+      "SELECT hub, status, release_reason, lines FROM reservations WHERE order_id = ?\(db.lockClause)",
+      orderId
     ).map {
       ReservationStatus(
         hub: try $0.string(0), state: Reservation.State(rawValue: try $0.string(1)) ?? .released,
-        releaseReason: try $0.optionalString(2))
+        releaseReason: try $0.optionalString(2), lines: try Self.lines($0.data(3)))
     }
   }
 
-  /// Stores a new reservation and its lines.
+  /// A reservation's stored lines in SKU order (the order a locking write locks products in).
+  private static func lines(_ json: Data) throws -> [ReservationLine] {
+    try JSON.decode([ReservationLine].self, from: json).sorted { $0.sku < $1.sku }
+  }
+
+  /// Stores a new reservation with its lines (as JSON in its row: only ever read with it).
   func insertReservation(_ reservation: Reservation, in db: any SQLConnection) throws {
     try db.execute(
       "INSERT INTO reservations (order_id, hub, lines, status, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
       reservation.orderId, reservation.hub, Data(ReservationLine.jsonBytes(reservation.lines)),
       reservation.state.rawValue,
       reservation.createdAt.timeIntervalSince1970, reservation.expiresAt.timeIntervalSince1970)
-    // One statement for all the lines (each its own cost PostgreSQL a round trip per line).
-    guard !reservation.lines.isEmpty else { return }
-    try db.execute(
-      "INSERT INTO reservation_lines (order_id, sku, quantity) VALUES "
-        + Array(repeating: "(?, ?, ?)", count: reservation.lines.count).joined(separator: ", "),
-      bindings: reservation.lines.flatMap { line -> [any SQLBindable] in
-        [reservation.orderId, line.sku, line.quantity]
-      })
   }
 
   /// Stores a released reservation without lines, finished at `now`.
@@ -283,24 +283,17 @@ public final class StockStore: Sendable {
       state.rawValue, now.timeIntervalSince1970, releaseReason, orderId)
   }
 
-  /// A reservation's lines as stored, in SKU order (the order a locking write locks products in).
-  func reservationLines(_ orderId: String, in db: any SQLConnection) throws -> [ReservationLine] {
-    try db.query("SELECT sku, quantity FROM reservation_lines WHERE order_id = ? ORDER BY sku", orderId).map {
-      ReservationLine(sku: try $0.string(0), quantity: try $0.int(1))
-    }
-  }
-
   /// Held reservations whose `expiresAt` is not after `now` (`Reservation.isHolding` is false for
   /// them), at `hub` or everywhere, in order id order (locked in a locking write: one that
   /// waited for another's release of the same hold skips it).
   func heldReservations(expiredAt now: Date, hub: HubID?, in db: any SQLConnection) throws -> [(
-    orderId: String, hub: HubID
+    orderId: String, hub: HubID, lines: [ReservationLine]
   )] {
     try db.query(
-      "SELECT order_id, hub FROM reservations WHERE status = 'held' AND expires_at <= ?"
+      "SELECT order_id, hub, lines FROM reservations WHERE status = 'held' AND expires_at <= ?"
         + (hub == nil ? "" : " AND hub = ?") + " ORDER BY order_id\(db.lockClause)",
       bindings: hub.map { [now.timeIntervalSince1970, $0] } ?? [now.timeIntervalSince1970]
-    ).map { (try $0.string(0), try $0.string(1)) }
+    ).map { (try $0.string(0), try $0.string(1), try Self.lines($0.data(2))) }
   }
 
   // MARK: Inbox and outbox

@@ -17,11 +17,13 @@ extension StockStore {
     }
   }
 
-  /// `hub`'s area; nil when none was set.
-  func deliveryArea(hub: HubID, in db: any SQLConnection) throws -> DeliveryArea? {
-    try db.queryOne("SELECT area, priority FROM delivery_areas WHERE hub = ?", hub).map { row in
-      try DeliveryArea(
-        geoJSON: try JSON.decode(JSONValue.self, from: row.data(0)), priority: Int(try row.int64(1)))
+  /// Whether `hub` exists (nil when not) and its area as stored, read in the one statement that
+  /// every reservation begins with; the area is decoded only when a new order needs it.
+  func hubWithArea(_ hub: HubID, in db: any SQLConnection) throws -> StoredHubArea? {
+    try db.queryOne(
+      "SELECT a.area, a.priority FROM hubs h LEFT JOIN delivery_areas a ON a.hub = h.id WHERE h.id = ?", hub
+    ).map { row in
+      StoredHubArea(geoJSON: try row.optionalBlob(0).map { Data($0) }, priority: try row.optionalInt(1))
     }
   }
 
@@ -33,5 +35,16 @@ extension StockStore {
       ON CONFLICT (hub) DO UPDATE SET area = excluded.area, priority = excluded.priority,
         updated_at = excluded.updated_at
       """, hub, try JSON.encode(area.geoJSON), area.priority, now.timeIntervalSince1970)
+  }
+}
+
+/// A hub's delivery area as stored: none when staff set none.
+struct StoredHubArea {
+  var geoJSON: Data?
+  var priority: Int?
+
+  func area() throws -> DeliveryArea? {
+    guard let geoJSON else { return nil }
+    return try DeliveryArea(geoJSON: try JSON.decode(JSONValue.self, from: geoJSON), priority: priority ?? 0)
   }
 }
