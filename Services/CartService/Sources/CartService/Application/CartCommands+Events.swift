@@ -31,8 +31,9 @@ extension CartCommands {
     user: String, hub: HubID, messageID: String, consumer: String, correlationID: String?
   ) throws -> Bool {
     try once(messageID: messageID, consumer: consumer) { write, _ in
-      guard let cart = try self.store.cart(user: user, hub: hub, in: write.db) else { return 0 }
-      let hasLines = try self.store.hasLines(user: user, hub: hub, in: write.db)
+      guard let (cart, hasLines) = try self.store.cartHoldingLines(user: user, hub: hub, in: write.db) else {
+        return 0
+      }
       guard CartRules.orderEmpties(hasLines: hasLines, promo: cart.promo) else { return 0 }
       try self.store.empty(user: user, hub: hub, in: write.db)
       try self.saveVersion(

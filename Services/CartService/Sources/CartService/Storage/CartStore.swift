@@ -242,8 +242,23 @@ public final class CartStore: Sendable {
     )?.int(0) ?? 0
   }
 
-  func hasLines(user: String, hub: HubID, in db: any SQLConnection) throws -> Bool {
-    try db.queryOne("SELECT 1 FROM cart_lines WHERE user_id = ? AND hub = ? LIMIT 1", user, hub) != nil
+  /// The cart's version and promotion, and whether it holds a line, in one statement (what an
+  /// order's confirmation asks of every cart).
+  func cartHoldingLines(user: String, hub: HubID, in db: any SQLConnection) throws -> (
+    cart: CartRow, hasLines: Bool
+  )? {
+    try db.queryOne(
+      """
+      SELECT c.version, c.promo_code,
+        EXISTS (SELECT 1 FROM cart_lines l WHERE l.user_id = c.user_id AND l.hub = c.hub)
+      FROM carts c WHERE c.user_id = ? AND c.hub = ?
+      """, user, hub
+    ).map {
+      (
+        CartRow(user: user, hub: hub, version: try $0.int64(0), promo: try $0.optionalString(1)),
+        try $0.bool(2)
+      )
+    }
   }
 
   /// The cart's lines as `cart.changed` lists them, in the order they were added.

@@ -209,10 +209,8 @@ public final class OrderStore: Sendable {
           "next_attempt_at": .real(nextLookAt.timeIntervalSince1970),
         ]
       case .confirmed(let paymentId):
-        if try step() == .confirmed, let stored = try self.storedReply(orderId, in: db) { return stored }
         set = ["payment_id": .text(paymentId), "payment_token": .null, "message": .null]
       case .declined(let paymentId, _, let message):
-        if try step() == .declined, let stored = try self.storedReply(orderId, in: db) { return stored }
         set = ["payment_id": .text(paymentId), "payment_token": .null, "message": .text(message)]
       case .rejected:
         set["payment_token"] = .null
@@ -242,7 +240,16 @@ public final class OrderStore: Sendable {
           """, retries, now + CheckoutPolicy.retryDelay(afterTries: retries), now, orderId, self.lease.driver)
         return nil
       }
-      if let move = change.move { try self.move(orderId, move, set: set, now: now, in: db) }
+      if let move = change.move, try !self.move(orderId, move, set: set, now: now, in: db) {
+        // An order already at the end this records answers what it answered then (a second
+        // drive, a callback racing recovery): read only when the move found it elsewhere.
+        if move.to == .confirmed || move.to == .declined, try step() == move.to,
+          let stored = try self.storedReply(orderId, in: db)
+        {
+          return stored
+        }
+        throw try self.refusedMove(orderId, move, in: db)
+      }
       if let event { try Outbox.append(event, in: db) }
       if let reply { try self.answer(orderId, reply, in: db) }
       return reply
@@ -296,11 +303,12 @@ public final class OrderStore: Sendable {
   }
 
   /// Moves `orderId` as `move` says if it is at one of `move.from` and this process still holds
-  /// its claim (else throws: two drivers raced, or a step was skipped), setting `set` too. A move
-  /// resets the retry backoff and renews the claim, or lets it go where the drive comes to rest.
+  /// its claim (else returns false: two drivers raced, or a step was skipped), setting `set` too.
+  /// A move resets the retry backoff and renews the claim, or lets it go where the drive comes to
+  /// rest.
   private func move(
     _ orderId: String, _ move: SagaMove, set: [String: SQLValue], now: TimeInterval, in db: any SQLConnection
-  ) throws {
+  ) throws -> Bool {
     var assignments = ["step = ?", "updated_at = ?", "retries = 0", "driven_until = ?"]
     let drives = SagaStep.driven.contains(move.to)
     var bindings: [any SQLBindable] = [
@@ -324,12 +332,17 @@ public final class OrderStore: Sendable {
       WHERE order_id = ? AND step IN \(Self.placeholders(move.from)) AND driver = ?
       """,
       bindings: bindings + [orderId] + move.from.map(\.rawValue) + [lease.driver])
-    guard db.changes == 1 else {
-      let current = try db.queryOne("SELECT step, driver FROM orders WHERE order_id = ?", orderId)
-      throw OrderStoreError(
-        "order \(orderId) is at \(try current?.string(0) ?? "nowhere") driven by \(try current?.optionalString(1) ?? "no one"), not at \(move.from.map(\.rawValue)) by \(lease.driver); cannot move to \(move.to)"
-      )
-    }
+    return db.changes == 1
+  }
+
+  /// Why `move` of `orderId` was refused: where the order is and who drives it.
+  private func refusedMove(_ orderId: String, _ move: SagaMove, in db: any SQLConnection) throws
+    -> OrderStoreError
+  {
+    let current = try db.queryOne("SELECT step, driver FROM orders WHERE order_id = ?", orderId)
+    return OrderStoreError(
+      "order \(orderId) is at \(try current?.string(0) ?? "nowhere") driven by \(try current?.optionalString(1) ?? "no one"), not at \(move.from.map(\.rawValue)) by \(lease.driver); cannot move to \(move.to)"
+    )
   }
 
   /// `(?, ?, …)` for `steps`, bound in order.
