@@ -41,6 +41,21 @@ import Testing
     return try body(database, url)
   }
 
+  /// `make run DB=postgres` and the benchmarks connect through the local cluster's Unix socket
+  /// (`postgres.sh url`'s default): a write there is read back over TCP.
+  @Test func theLocalClustersSocketURLReachesTheSameDatabaseAsTCP() throws {
+    try withDatabase { database, url in
+      try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'socket')") }
+      let name = String(url.split(separator: "/").last ?? "")
+      let socketURL = try TestPostgres.localURL(via: "socket", database: name)
+      #expect(socketURL.contains("?host=/"))
+      let overSocket = try PostgresDatabase(url: socketURL, migrations: [Self.items], logger: .discarding())
+      defer { overSocket.close() }
+      #expect(
+        try overSocket.read { try $0.queryOne("SELECT name FROM items WHERE id = 1")?.string(0) } == "socket")
+    }
+  }
+
   @Test func migrationsAreAppliedOnceInOrderAndTheVersionIsRecorded() throws {
     let migrations = [
       Migration(version: 1, name: "create", sql: "CREATE TABLE log (n SERIAL PRIMARY KEY, step TEXT)"),

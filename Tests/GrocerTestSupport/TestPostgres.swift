@@ -111,10 +111,23 @@ public enum TestPostgres {
     }
   }
 
-  /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`.
+  /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`. The
+  /// tests connect over TCP, whose URLs end in the database's name.
   private static let serverURL: Result<String, any Error> = Result {
-    let url = try run(["url", "postgres"]).trimmingCharacters(in: .whitespacesAndNewlines)
-    return String(url.dropLast("postgres".count))
+    String(try localURL(via: "tcp", database: "postgres").dropLast("postgres".count))
+  }
+
+  /// The URL `deploy/local/postgres.sh url` prints for `database` when told to connect `via`
+  /// (`socket` or `tcp`, its GROCER_POSTGRES_VIA).
+  public static func localURL(via: String, database: String) throws -> String {
+    var environment = ProcessInfo.processInfo.environment
+    environment["GROCER_POSTGRES_VIA"] = via
+    let outcome = try Subprocess.runBlocking(
+      ["/bin/bash", script, "url", database], environment: environment)
+    guard outcome.status == 0 else {
+      throw CommandFailed(arguments: ["url", database], output: outcome.output)
+    }
+    return outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
   /// The tests' own connection to database `postgres`, for creating and dropping databases

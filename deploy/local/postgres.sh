@@ -13,6 +13,8 @@
 # Environment:
 #   GROCER_POSTGRES_PORT   port on 127.0.0.1 (default 5432)
 #   GROCER_VAR_DIR         state folder (default <project>/var); the cluster lives in its postgres/
+#   GROCER_POSTGRES_VIA    what `url` connects through: socket (the cluster's Unix socket in its
+#                          folder, default) or tcp (127.0.0.1:PORT)
 #
 # Superuser `grocer`, trust authentication, listening on 127.0.0.1 only. The server refuses to
 # run as root, so as root the cluster folder belongs to Debian's `postgres` user and the server
@@ -120,6 +122,11 @@ case "${1:-}" in
   createdb) createdb "${2:?database name}" ;;
   dropdb) dropdb "${2:?database name}" ;;
   psql) shift; psql_super "$@" ;;
-  url) echo "postgresql://$SUPERUSER@127.0.0.1:$PORT/${2:-postgres}" ;;
+  url)
+    case "${GROCER_POSTGRES_VIA:-socket}" in
+      socket) echo "postgresql://$SUPERUSER@/${2:-postgres}?host=$BASE&port=$PORT" ;;
+      tcp) echo "postgresql://$SUPERUSER@127.0.0.1:$PORT/${2:-postgres}" ;;
+      *) echo "GROCER_POSTGRES_VIA must be socket or tcp" >&2; exit 2 ;;
+    esac ;;
   *) echo "usage: $0 start|stop|status|createdb NAME|dropdb NAME|psql ARGS...|url [NAME]" >&2; exit 2 ;;
 esac
