@@ -34,6 +34,14 @@ import Testing
     #expect(!change.touchesCarts)
   }
 
+  @Test func aNewCountNoLineCanHoldMoreThanTouchesNoCartUnlessTheProductLooksDifferent() {
+    let most = CartRules.quantityRange.upperBound
+    #expect(StockChange(event: event(available: most - 1), version: 4, old: Self.old).touchesCarts)
+    #expect(!StockChange(event: event(available: most), version: 4, old: Self.old).touchesCarts)
+    #expect(!StockChange(event: event(available: 1_000_000), version: 4, old: Self.old).touchesCarts)
+    #expect(StockChange(event: event(available: most, price: 149), version: 4, old: Self.old).touchesCarts)
+  }
+
   @Test func aNewCountAloneReadsOnlyTheCartsHoldingMore() {
     #expect(StockChange(event: event(available: 2), version: 4, old: Self.old).holdersAbove == 2)
     #expect(StockChange(event: event(available: 2, price: 149), version: 4, old: Self.old).holdersAbove == -1)

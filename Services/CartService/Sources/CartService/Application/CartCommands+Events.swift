@@ -84,10 +84,9 @@ extension CartCommands {
     _ event: StockChanged, version: Int64, correlationID: String?, now: Date, in write: Write
   ) throws -> Int {
     let db = write.db
+    // The copy takes the event only where it is newer, as `change.isNewer` says.
     let change = StockChange(
-      event: event, version: version, old: try store.product(hub: event.hub, sku: event.sku, in: db))
-    guard change.isNewer else { return 0 }
-    try store.saveProduct(event, version: version, in: db)
+      event: event, version: version, old: try store.replaceProduct(event, version: version, in: db))
     guard change.touchesCarts else { return 0 }
     // Only the carts the change can touch are read: a busy product is in many carts, and most
     // hold less than is left.

@@ -33,8 +33,12 @@ struct StockChange: Sendable {
   /// Whether the copy takes the event: it is newer than what the copy holds.
   var isNewer: Bool { old.map { $0.version < version } ?? true }
 
-  /// Whether any cart may change: a product the copy did not know is in no cart.
-  var touchesCarts: Bool { isNewer && old != nil }
+  /// Whether any cart may change: a product the copy did not know is in no cart, and a new count
+  /// alone that a line could not hold more than (`CartRules.quantityRange`) leaves every line
+  /// as it is, so its holders need not be read.
+  var touchesCarts: Bool {
+    isNewer && old != nil && (looksChanged || event.available < CartRules.quantityRange.upperBound)
+  }
 
   /// Whether what a cart shows of the product (name, price, deposit) changed, not only its count.
   var looksChanged: Bool {

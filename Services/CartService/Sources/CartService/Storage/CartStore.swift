@@ -84,27 +84,48 @@ public final class CartStore: Sendable {
   }
 
   func product(hub: HubID, sku: SKU, in db: any SQLConnection) throws -> CatalogueProduct? {
-    try db.queryOne(
-      "SELECT name, currency, price, deposit, available, version FROM products WHERE hub = ? AND sku = ?",
-      hub, sku
-    ).map {
-      CatalogueProduct(
-        name: try $0.string(0), currency: try $0.string(1), price: try $0.int(2),
-        deposit: try $0.optionalInt(3),
-        available: try $0.int(4), version: try $0.int64(5))
-    }
+    try db.queryOne(Self.productSelect, hub, sku).map(Self.catalogueProduct)
   }
 
-  func saveProduct(_ event: StockChanged, version: Int64, in db: any SQLConnection) throws {
-    try db.execute(
-      """
+  private static let productSelect =
+    "SELECT name, currency, price, deposit, available, version FROM products WHERE hub = ? AND sku = ?"
+
+  private static func catalogueProduct(_ row: SQLRow) throws -> CatalogueProduct {
+    CatalogueProduct(
+      name: try row.string(0), currency: try row.string(1), price: try row.int(2),
+      deposit: try row.optionalInt(3), available: try row.int(4), version: try row.int64(5))
+  }
+
+  /// Stores `event` at `version` as the product's copy when the copy is older or missing
+  /// (`StockChange.isNewer`), and returns the copy as it was before. PostgreSQL reads and writes
+  /// in one statement (its CTEs all see the snapshot from before the write): a round trip each
+  /// for every `stock.changed` was a seventh of an order's statements in this database.
+  func replaceProduct(_ event: StockChanged, version: Int64, in db: any SQLConnection) throws
+    -> CatalogueProduct?
+  {
+    let upsert = """
       INSERT INTO products (hub, sku, name, currency, price, deposit, available, version)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (hub, sku) DO UPDATE SET name = excluded.name, currency = excluded.currency,
         price = excluded.price, deposit = excluded.deposit, available = excluded.available, version = excluded.version
-      """, event.hub, event.sku, event.name, event.price.currency, event.price.minorUnits,
+      WHERE products.version < excluded.version
+      """
+    let values: [any SQLBindable] = [
+      event.hub, event.sku, event.name, event.price.currency, event.price.minorUnits,
       event.deposit?.minorUnits,
-      event.available, version)
+      event.available, version,
+    ]
+    guard db.dialect == .postgresql else {
+      let old = try product(hub: event.hub, sku: event.sku, in: db)
+      try db.execute(upsert, bindings: values)
+      return old
+    }
+    return try db.queryOne(
+      """
+      WITH old AS (\(Self.productSelect)), saved AS (\(upsert))
+      SELECT name, currency, price, deposit, available, version FROM old
+      """, bindings: [event.hub, event.sku] + values
+    ).map(Self.catalogueProduct)
   }
 
   // MARK: - Promotions

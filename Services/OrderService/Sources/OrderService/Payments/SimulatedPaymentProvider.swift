@@ -112,7 +112,10 @@ public final class SimulatedPaymentProvider: PaymentProvider {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """, request.idempotencyKey, paymentId, request.reference, request.amount.minorUnits,
         request.amount.currency, request.method.rawValue, state, message, url, settleAt, now)
-      let row = try self.row(key: request.idempotencyKey, in: db)!
+      // The row as just written, without reading it back.
+      let row = Row(
+        key: request.idempotencyKey, paymentId: paymentId, state: state, message: message, actionURL: url,
+        settleAt: settleAt)
       return try self.resolve(row, in: db)
     }
     // A slow charge keeps its caller waiting until it settles (or the caller gives up).
