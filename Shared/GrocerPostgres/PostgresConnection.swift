@@ -45,7 +45,7 @@ public final class PostgresConnection: SQLConnection {
   /// A connection of its own, outside any pool and any transaction until one is begun: what the
   /// pool opens, and what administration needs (`CREATE DATABASE` refuses to run in a transaction).
   public init(url: String) throws(StorageError) {
-    let connection = PQconnectdb(url)
+    let connection = Self.connect(url)
     guard let connection, PQstatus(connection) == CONNECTION_OK else {
       let message = connection.map { Self.message(of: $0) } ?? "out of memory"
       PQfinish(connection)
@@ -194,6 +194,22 @@ public final class PostgresConnection: SQLConnection {
   }
 
   // MARK: - Internals
+
+  /// Connects to `url` with defaults the URL may override (it is expanded after them): no
+  /// GSSAPI encryption. libpq tries that first on every TCP connection when built with Kerberos,
+  /// which costs a Kerberos call per connection and aborted a test process whose exit destroyed
+  /// Kerberos's mutexes while another thread was connecting.
+  private static func connect(_ url: String) -> OpaquePointer? {
+    let pairs = [("gssencmode", "disable"), ("dbname", url)]
+    let keywords = pairs.map { strdup($0.0) } + [nil]
+    let values = pairs.map { strdup($0.1) } + [nil]
+    defer { (keywords + values).forEach { free($0) } }
+    return keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
+      values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+        PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 1)
+      }
+    }
+  }
 
   /// The handle, once the answer to a read's COMMIT still under way is read.
   private func open() throws(StorageError) -> OpaquePointer {

@@ -53,6 +53,21 @@ extension SQLConnection {
   public func queryOne(_ sql: String, _ bindings: any SQLBindable...) throws -> SQLRow? {
     try queryOne(sql, bindings: bindings)
   }
+
+  /// Runs writes of different rows in order, none reading what another wrote: on PostgreSQL as
+  /// one statement (each but the last a `WITH` part, which always runs to its end; all of them
+  /// see the rows as they were before any), a round trip instead of one each; elsewhere one by
+  /// one. `changes` afterwards counts the last one's rows only.
+  public func executeTogether(_ statements: [(sql: String, bindings: [any SQLBindable])]) throws {
+    guard dialect == .postgresql, statements.count > 1, let last = statements.last else {
+      for statement in statements { try execute(statement.sql, bindings: statement.bindings) }
+      return
+    }
+    let parts = statements.dropLast().enumerated().map { "w\($0.offset) AS (\($0.element.sql))" }
+    try execute(
+      "WITH " + parts.joined(separator: ", ") + " " + last.sql,
+      bindings: statements.flatMap(\.bindings))
+  }
 }
 
 /// A service's database, whatever the engine: transactions, the writer queue async callers

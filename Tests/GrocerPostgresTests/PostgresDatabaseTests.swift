@@ -56,6 +56,52 @@ import Testing
     }
   }
 
+  /// `executeTogether` is one statement here: every part's write happens, the last one's rows
+  /// are what `changes` counts, and a failing part undoes them all.
+  @Test func writesRunTogetherAreOneStatementAndAllHappen() throws {
+    let tables = Migration(
+      version: 1, name: "two tables",
+      sql: "CREATE TABLE a (id INTEGER PRIMARY KEY, n INTEGER); CREATE TABLE b (id INTEGER PRIMARY KEY)")
+    try withDatabase([tables]) { database, _ in
+      let statements = try database.write { db -> Int in
+        try db.execute("INSERT INTO a (id, n) VALUES (1, 0), (2, 0)")
+        let connection = try #require(db as? PostgresConnection)
+        let before = connection.prepareCount
+        try db.executeTogether([
+          ("INSERT INTO b (id) VALUES (?), (?)", [7, 8]),
+          ("UPDATE a SET n = n + ? WHERE id IN (?, ?)", [5, 1, 2]),
+        ])
+        #expect(db.changes == 2)
+        return connection.prepareCount - before
+      }
+      #expect(statements == 1)
+      #expect(
+        try database.read { try $0.query("SELECT id FROM b ORDER BY id").map { try $0.int(0) } } == [7, 8])
+      #expect(
+        try database.read { try $0.query("SELECT n FROM a ORDER BY id").map { try $0.int(0) } } == [5, 5])
+      #expect(throws: StorageError.self) {
+        try database.write { db in
+          try db.executeTogether([
+            ("INSERT INTO b (id) VALUES (?)", [9]),
+            ("INSERT INTO a (id, n) VALUES (?, ?)", [1, 1]),
+          ])
+        }
+      }
+      #expect(
+        try database.read { try $0.query("SELECT id FROM b ORDER BY id").map { try $0.int(0) } } == [7, 8])
+    }
+  }
+
+  /// Connections do without GSSAPI encryption unless the URL asks for it: what a URL says
+  /// overrides the defaults (this server offers none, so requiring it fails).
+  @Test func aURLsOwnParametersOverrideTheConnectionDefaults() throws {
+    try withDatabase { _, url in
+      let plain = try PostgresConnection(url: url)
+      #expect(try plain.queryOne("SELECT 1")?.int(0) == 1)
+      #expect(throws: StorageError.self) { _ = try PostgresConnection(url: url + "?gssencmode=require") }
+    }
+  }
+
   @Test func migrationsAreAppliedOnceInOrderAndTheVersionIsRecorded() throws {
     let migrations = [
       Migration(version: 1, name: "create", sql: "CREATE TABLE log (n SERIAL PRIMARY KEY, step TEXT)"),

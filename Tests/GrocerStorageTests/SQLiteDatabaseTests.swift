@@ -37,6 +37,28 @@ import Testing
     #expect(after == ["two", "five", "five.b", "six"])
   }
 
+  @Test func writesRunTogetherAllHappenInOrder() throws {
+    let temp = TemporaryDatabase()
+    defer { temp.remove() }
+    let database = try temp.open(migrations: [
+      Migration(
+        version: 1, name: "two tables",
+        sql: "CREATE TABLE a (id INTEGER PRIMARY KEY, n INTEGER); CREATE TABLE b (id INTEGER PRIMARY KEY)")
+    ])
+    try database.write { db in
+      try db.execute("INSERT INTO a (id, n) VALUES (1, 0), (2, 0)")
+      try db.executeTogether([
+        ("INSERT INTO b (id) VALUES (?), (?)", [7, 8]),
+        ("UPDATE a SET n = n + ? WHERE id IN (?, ?)", [5, 1, 2]),
+      ])
+      #expect(db.changes == 2)
+    }
+    #expect(
+      try database.read { try $0.query("SELECT id FROM b ORDER BY id").map { try $0.int(0) } } == [7, 8])
+    #expect(
+      try database.read { try $0.query("SELECT n FROM a ORDER BY id").map { try $0.int(0) } } == [5, 5])
+  }
+
   @Test func aFailingMigrationRollsBackAndThrows() throws {
     let temp = TemporaryDatabase()
     defer { temp.remove() }

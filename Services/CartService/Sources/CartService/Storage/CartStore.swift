@@ -325,8 +325,10 @@ public final class CartStore: Sendable {
 
   /// Deletes every line and adjustment of the cart.
   func empty(user: String, hub: HubID, in db: any SQLConnection) throws {
-    try db.execute("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", user, hub)
-    try db.execute("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", user, hub)
+    try db.executeTogether([
+      ("DELETE FROM cart_lines WHERE user_id = ? AND hub = ?", [user, hub]),
+      ("DELETE FROM cart_adjustments WHERE user_id = ? AND hub = ?", [user, hub]),
+    ])
   }
 
   // MARK: - Adjustments

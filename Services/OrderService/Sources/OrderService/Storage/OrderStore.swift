@@ -54,23 +54,35 @@ public final class OrderStore: Sendable {
           fingerprint: fingerprint, stored: try row.string(0), orderId: try row.string(1), reply: reply)
       }
       let orderId = "ord_" + self.ids.next()
-      try db.execute(
-        """
-        INSERT INTO attempts (user_id, idempotency_key, fingerprint, order_id, created_at, expires_at)
-        VALUES (?, ?, ?, ?, ?, ?)
-        """, user, key, fingerprint, orderId, now.timeIntervalSince1970,
-        (now + self.keyRetention).timeIntervalSince1970)
-      try db.execute(
-        """
-        INSERT INTO orders (order_id, user_id, idempotency_key, hub, cart_version, payment_method, payment_token,
-          deliver_lat, deliver_lng, correlation_id, step, status, next_attempt_at, created_at, updated_at,
-          driver, driven_until)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', 'pending', ?, ?, ?, ?, ?)
-        """, orderId, user, key, body.hub, body.cartVersion, method.rawValue, body.payment.token,
-        body.deliverTo?.lat, body.deliverTo?.lng, correlationID,
-        // The request drives its own saga (claimed here); recovery steps in only if it did not finish.
-        now.timeIntervalSince1970 + CheckoutPolicy.recoveryGrace, now.timeIntervalSince1970,
-        now.timeIntervalSince1970, self.lease.driver, now.timeIntervalSince1970 + self.lease.duration)
+      // A concurrent request with the same key fails the attempt's insert (its primary key), and
+      // with it both.
+      try db.executeTogether([
+        (
+          """
+          INSERT INTO attempts (user_id, idempotency_key, fingerprint, order_id, created_at, expires_at)
+          VALUES (?, ?, ?, ?, ?, ?)
+          """,
+          [
+            user, key, fingerprint, orderId, now.timeIntervalSince1970,
+            (now + self.keyRetention).timeIntervalSince1970,
+          ]
+        ),
+        (
+          """
+          INSERT INTO orders (order_id, user_id, idempotency_key, hub, cart_version, payment_method, payment_token,
+            deliver_lat, deliver_lng, correlation_id, step, status, next_attempt_at, created_at, updated_at,
+            driver, driven_until)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', 'pending', ?, ?, ?, ?, ?)
+          """,
+          [
+            orderId, user, key, body.hub, body.cartVersion, method.rawValue, body.payment.token,
+            body.deliverTo?.lat, body.deliverTo?.lng, correlationID,
+            // The request drives its own saga (claimed here); recovery steps in only if it did not finish.
+            now.timeIntervalSince1970 + CheckoutPolicy.recoveryGrace, now.timeIntervalSince1970,
+            now.timeIntervalSince1970, self.lease.driver, now.timeIntervalSince1970 + self.lease.duration,
+          ]
+        ),
+      ])
       // What `order(_:)` would read back: REAL columns hold seconds since 1970, so the dates are
       // rounded the same way.
       let stored = Date(timeIntervalSince1970: now.timeIntervalSince1970)

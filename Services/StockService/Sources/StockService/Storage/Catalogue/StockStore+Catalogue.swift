@@ -54,7 +54,7 @@ extension StockStore {
   // MARK: Purchases
 
   /// Adds an order's lines to what `user` bought at `hub` and to each product's popularity: two
-  /// statements for the whole order (one per line each cost PostgreSQL most of a round trip per
+  /// writes for the whole order, one statement on PostgreSQL (one per line each cost PostgreSQL most of a round trip per
   /// line), its lines merged by SKU first (one order counts once per product).
   func recordPurchase(
     hub: HubID, user: String, lines: [OrderOutcome.Line], at now: Date, in db: any SQLConnection
@@ -64,22 +64,26 @@ extension StockStore {
     let bought = quantities.sorted { $0.key < $1.key }
     guard !bought.isEmpty else { return }
     let at = now.timeIntervalSince1970
-    try db.execute(
-      """
-      INSERT INTO purchases (hub, user_id, sku, orders, quantity, last_at) VALUES \(
-        Array(repeating: "(?, ?, ?, 1, ?, ?)", count: bought.count).joined(separator: ", "))
-      ON CONFLICT (hub, user_id, sku) DO UPDATE SET orders = purchases.orders + 1,
-        quantity = purchases.quantity + excluded.quantity, last_at = excluded.last_at
-      """, bindings: bought.flatMap { sku, quantity -> [any SQLBindable] in [hub, user, sku, quantity, at] })
-    // The products in SKU order, as every writer of them locks them.
-    try db.execute(
-      """
-      UPDATE products SET popularity = popularity + CASE sku \(
-        Array(repeating: "WHEN ? THEN CAST(? AS BIGINT)", count: bought.count).joined(separator: " ")) ELSE 0 END
-      WHERE hub = ? AND sku IN (\(Array(repeating: "?", count: bought.count).joined(separator: ", ")))
-      """,
-      bindings: bought.flatMap { sku, quantity -> [any SQLBindable] in [sku, quantity] } + [hub]
-        + bought.map { $0.key })
+    try db.executeTogether([
+      (
+        """
+        INSERT INTO purchases (hub, user_id, sku, orders, quantity, last_at) VALUES \(
+          Array(repeating: "(?, ?, ?, 1, ?, ?)", count: bought.count).joined(separator: ", "))
+        ON CONFLICT (hub, user_id, sku) DO UPDATE SET orders = purchases.orders + 1,
+          quantity = purchases.quantity + excluded.quantity, last_at = excluded.last_at
+        """, bought.flatMap { sku, quantity -> [any SQLBindable] in [hub, user, sku, quantity, at] }
+      ),
+      // The products in SKU order, as every writer of them locks them.
+      (
+        """
+        UPDATE products SET popularity = popularity + CASE sku \(
+          Array(repeating: "WHEN ? THEN CAST(? AS BIGINT)", count: bought.count).joined(separator: " ")) ELSE 0 END
+        WHERE hub = ? AND sku IN (\(Array(repeating: "?", count: bought.count).joined(separator: ", ")))
+        """,
+        bought.flatMap { sku, quantity -> [any SQLBindable] in [sku, quantity] } + [hub]
+          + bought.map { $0.key }
+      ),
+    ])
   }
 
   /// What `user` ordered most often at `hub` (then most units, then most recently), up to
