@@ -28,8 +28,9 @@ public protocol SQLConnection: AnyObject {
   /// version (PostgreSQL: ` FOR UPDATE`); empty everywhere else.
   var lockClause: String { get }
 
-  /// The engine's SQL dialect, for the few statements the engines spell differently (full-text
-  /// search); everything else is written once for both.
+  /// The engine's SQL dialect, for the few statements the engines spell differently (several
+  /// writes as one statement, `executeTogether`; an upsert that returns the row it replaced);
+  /// everything else is written once for both.
   var dialect: SQLDialect { get }
 }
 

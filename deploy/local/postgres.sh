@@ -14,7 +14,7 @@
 #   GROCER_POSTGRES_PORT   port on 127.0.0.1 (default 5432)
 #   GROCER_VAR_DIR         state folder (default <project>/var); the cluster lives in its postgres/
 #   GROCER_POSTGRES_VIA    what `url` connects through: socket (the cluster's Unix socket in its
-#                          folder, default) or tcp (127.0.0.1:PORT)
+#                          folder, default, when it is there) or tcp (127.0.0.1:PORT)
 #
 # Superuser `grocer`, trust authentication, listening on 127.0.0.1 only. The server refuses to
 # run as root, so as root the cluster folder belongs to Debian's `postgres` user and the server
@@ -123,7 +123,11 @@ case "${1:-}" in
   dropdb) dropdb "${2:?database name}" ;;
   psql) shift; psql_super "$@" ;;
   url)
-    case "${GROCER_POSTGRES_VIA:-socket}" in
+    # The socket is this folder's cluster's: a server of another folder answering on the port
+    # (one `start` found running) is reached over TCP.
+    via="${GROCER_POSTGRES_VIA:-socket}"
+    [[ "$via" != socket || -S "$BASE/.s.PGSQL.$PORT" ]] || via=tcp
+    case "$via" in
       socket) echo "postgresql://$SUPERUSER@/${2:-postgres}?host=$BASE&port=$PORT" ;;
       tcp) echo "postgresql://$SUPERUSER@127.0.0.1:$PORT/${2:-postgres}" ;;
       *) echo "GROCER_POSTGRES_VIA must be socket or tcp" >&2; exit 2 ;;
