@@ -55,10 +55,11 @@ extension SQLConnection {
     try queryOne(sql, bindings: bindings)
   }
 
-  /// Runs writes of different rows in order, none reading what another wrote: on PostgreSQL as
-  /// one statement (each but the last a `WITH` part, which always runs to its end; all of them
-  /// see the rows as they were before any), a round trip instead of one each; elsewhere one by
-  /// one. `changes` afterwards counts the last one's rows only.
+  /// Runs writes of different rows, none reading what another wrote and none needing to happen
+  /// before another (an outbox's rows, numbered as inserted, do): on PostgreSQL as one statement
+  /// (each but the last a `WITH` part, which always runs to its end, in no promised order; all
+  /// of them see the rows as they were before any), a round trip instead of one each; elsewhere
+  /// one by one. `changes` afterwards counts the last one's rows only.
   public func executeTogether(_ statements: [(sql: String, bindings: [any SQLBindable])]) throws {
     guard dialect == .postgresql, statements.count > 1, let last = statements.last else {
       for statement in statements { try execute(statement.sql, bindings: statement.bindings) }
