@@ -42,15 +42,24 @@ import Testing
   }
 
   /// `make run DB=postgres` and the benchmarks connect through the local cluster's Unix socket
-  /// (`postgres.sh url`'s default): a write there is read back over TCP.
-  @Test func theLocalClustersSocketURLReachesTheSameDatabaseAsTCP() throws {
+  /// (`postgres.sh url`'s default): a write over TCP is read back through the running server's
+  /// socket, named as that script names it.
+  @Test func aDatabaseIsReachedThroughTheServersUnixSocket() throws {
     try withDatabase { database, url in
       try database.write { try $0.execute("INSERT INTO items (id, name) VALUES (1, 'socket')") }
+      let (folder, port) = try database.read { db in
+        (
+          try db.queryOne("SHOW unix_socket_directories")!.string(0).split(separator: ",")[0]
+            .trimmingCharacters(in: .whitespaces),
+          try db.queryOne("SHOW port")!.string(0)
+        )
+      }
       let name = String(url.split(separator: "/").last ?? "")
-      let socketURL = try TestPostgres.localURL(via: "socket", database: name)
-      #expect(socketURL.contains("?host=/"))
+      let socketURL = "postgresql://grocer@/\(name)?host=\(folder)&port=\(port)"
       let overSocket = try PostgresDatabase(url: socketURL, migrations: [Self.items], logger: .discarding())
       defer { overSocket.close() }
+      let connection = try PostgresConnection(url: socketURL)
+      #expect(try connection.queryOne("SELECT inet_server_addr() IS NULL")?.bool(0) == true)
       #expect(
         try overSocket.read { try $0.queryOne("SELECT name FROM items WHERE id = 1")?.string(0) } == "socket")
     }

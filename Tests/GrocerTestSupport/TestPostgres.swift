@@ -119,7 +119,7 @@ public enum TestPostgres {
 
   /// The URL `deploy/local/postgres.sh url` prints for `database` when told to connect `via`
   /// (`socket` or `tcp`, its GROCER_POSTGRES_VIA).
-  public static func localURL(via: String, database: String) throws -> String {
+  private static func localURL(via: String, database: String) throws -> String {
     var environment = ProcessInfo.processInfo.environment
     environment["GROCER_POSTGRES_VIA"] = via
     let outcome = try Subprocess.runBlocking(
