@@ -19,7 +19,7 @@ import Testing
   @Test func theExecutableServesAndExitsCleanlyOnSIGTERM() async throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
     let name = "cart-process-\(unique)"
-    let port = Int.random(in: 20_000...29_000)
+    let port = try LocalPort.free()
     let secret = "cart-process-secret"
     let executable = try ServiceExecutable(
       "cart-service",

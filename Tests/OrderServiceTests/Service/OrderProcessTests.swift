@@ -26,7 +26,7 @@ import Testing
     try await world.start(order: false)
     let name = "order-process-\(world.unique)"
     let dataDirectory = NSTemporaryDirectory() + name
-    let port = Int.random(in: 20_000...29_000)
+    let port = try LocalPort.free()
     var environment = [
       "GROCER_DATA_DIR": dataDirectory, "GROCER_HTTP_PORT": String(port), "GROCER_SERVICE_NAME": name,
       "GROCER_CART_CHECKOUT_QUEUE": world.orderConfiguration.cartCheckoutQueue,

@@ -12,7 +12,7 @@ import Testing
   @Test func theExecutableServesAndExitsCleanlyOnSIGTERM() async throws {
     let unique = UUID().uuidString.prefix(8).lowercased()
     let name = "stock-process-\(unique)"
-    let port = Int.random(in: 20_000...29_000)
+    let port = try LocalPort.free()
     let executable = try ServiceExecutable(
       "stock-service",
       environment: [
@@ -45,7 +45,7 @@ import Testing
       "stock-service",
       environment: [
         "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-\(name)",
-        "GROCER_HTTP_PORT": String(Int.random(in: 20_000...29_000)), "GROCER_SERVICE_NAME": name,
+        "GROCER_HTTP_PORT": String(try LocalPort.free()), "GROCER_SERVICE_NAME": name,
         "GROCER_QUEUE_EXPIRES": "600", "GROCER_RESERVATION_QUEUE": "\(name).reservations",
         "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_FAULT_RELAY_DIES": "1",
       ])
@@ -71,7 +71,7 @@ import Testing
       "stock-service",
       environment: [
         "GROCER_DATA_DIR": NSTemporaryDirectory() + "grocer-\(name)",
-        "GROCER_HTTP_PORT": String(Int.random(in: 20_000...29_000)), "GROCER_SERVICE_NAME": name,
+        "GROCER_HTTP_PORT": String(try LocalPort.free()), "GROCER_SERVICE_NAME": name,
         "GROCER_QUEUE_EXPIRES": "600", "GROCER_RESERVATION_QUEUE": "\(name).reservations",
         "GROCER_CATALOGUE_QUEUE": "\(name).catalogue", "GROCER_FAULT_CONSUMER_DIES": "1",
       ])
