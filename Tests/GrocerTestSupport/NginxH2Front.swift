@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// nginx terminating TLS and HTTP/2 (h2 by ALPN) in front of an HTTP/1.1 server on a local port,
@@ -180,8 +181,19 @@ public struct NginxFrontFailed: Error, CustomStringConvertible {
 
 /// Loopback TCP ports for tests.
 public enum LocalPort {
-  /// A port nobody listens on right now (bound to an ephemeral port, read, closed).
+  /// A port nobody listens on right now (bound to an ephemeral port, read, closed), never one
+  /// this process was given before: the kernel may hand a closed port out again, and two
+  /// services of one test system on one port answered each other's probes and requests.
   public static func free() throws -> Int {
+    while true {
+      let port = try ephemeral()
+      if given.withLock({ $0.insert(port).inserted }) { return port }
+    }
+  }
+
+  private static let given = Mutex<Set<Int>>([])
+
+  private static func ephemeral() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = loopback(port: 0)

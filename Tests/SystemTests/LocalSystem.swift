@@ -417,6 +417,9 @@ final class LocalSystem: @unchecked Sendable {
     let log = try FileHandle(forWritingTo: URL(fileURLWithPath: slot.logPath))
     defer { try? log.close() }
     try log.seekToEnd()
+    // Another process answering on the port would pass the readiness probe for this one.
+    let portFree = await eventually(timeout: .seconds(10)) { !LocalPort.accepts(slot.port) }
+    try #require(portFree, "port \(slot.port) of \(slot.name) is taken by another process")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: slot.executable.path)
     process.environment = slot.executable.environment
