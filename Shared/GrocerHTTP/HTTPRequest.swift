@@ -134,15 +134,20 @@ enum PercentDecoding {
     // Contiguous after `makeContiguousUTF8`, so the closure always runs.
     return raw.utf8.withContiguousStorageIfAvailable { bytes -> String? in
       var found: Range<Int>?
+      var foundEncoded = false
       var start = 0
       while start <= bytes.count {
         var end = start
         var equals: Int?
         var encoded = false
+        var valueEncoded = false
         while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
           let byte = bytes[end]
-          if byte == UInt8(ascii: "="), equals == nil { equals = end }
-          if equals == nil, byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") { encoded = true }
+          if byte == UInt8(ascii: "="), equals == nil {
+            equals = end
+          } else if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") {
+            if equals == nil { encoded = true } else { valueEncoded = true }
+          }
           end += 1
         }
         if end > start {
@@ -154,13 +159,16 @@ enum PercentDecoding {
             : rawName.elementsEqual(name.utf8)
           if matches {
             found = equals.map { ($0 + 1)..<end } ?? end..<end
+            foundEncoded = valueEncoded
           }
         }
         start = end + 1
       }
       guard let found else { return nil }
-      return decode(
-        Substring(decoding: UnsafeBufferPointer(rebasing: bytes[found]), as: UTF8.self), plusIsSpace: true)
+      let value = UnsafeBufferPointer(rebasing: bytes[found])
+      // Most values have nothing to decode: one String from the bytes, no second scan.
+      guard foundEncoded else { return String(decoding: value, as: UTF8.self) }
+      return decode(Substring(decoding: value, as: UTF8.self), plusIsSpace: true)
     } ?? nil
   }
 

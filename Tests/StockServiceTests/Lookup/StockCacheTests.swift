@@ -208,6 +208,7 @@ import Testing
       ("p1,p2", ["p1", "p2"], nil),
       (" p1 , p2\t,p3 ", ["p1", "p2", "p3"], nil),
       ("p2,p1,p2,p1", ["p2", "p1"], nil),
+      ("p00001,p00002,p10001,p00002,p00001", ["p00001", "p00002", "p10001"], nil),
       (nil, [], "missingIds"),
       ("", [], "missingIds"),
       ("   ", [], "missingIds"),

@@ -24,9 +24,10 @@ public enum StockIDs {
   > {
     var ids: [SKU] = []
     ids.reserveCapacity(min(maximumCount, 24))
-    // Byte ranges of the ids kept so far: duplicates are found by comparing bytes, which is
-    // cheaper than comparing or hashing Strings.
-    var kept: [Range<Int>] = []
+    // Byte ranges of the ids kept so far, each with a cheap hash of its bytes: a duplicate is
+    // found by comparing hashes, and bytes only where they match (ids share their first bytes,
+    // so comparing bytes first was most of the parse).
+    var kept: [(hash: UInt64, range: Range<Int>)] = []
     kept.reserveCapacity(min(maximumCount, 24))
     var itemCount = 0
     var itemStart = 0
@@ -54,8 +55,9 @@ public enum StockIDs {
             .invalidSKU(String(decoding: UnsafeBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)))
         }
         let range = lower..<upper
-        if !kept.contains(where: { equalBytes(bytes, $0, range) }) {
-          kept.append(range)
+        let hash = fnv1a(bytes, range)
+        if !kept.contains(where: { $0.hash == hash && equalBytes(bytes, $0.range, range) }) {
+          kept.append((hash, range))
           ids.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
         }
         if atEnd { break }
@@ -78,6 +80,13 @@ public enum StockIDs {
       j += 1
     }
     return true
+  }
+
+  /// FNV-1a over the bytes of `range`.
+  private static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for index in range { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+    return hash
   }
 
   private static func isBlank(_ byte: UInt8) -> Bool {

@@ -53,7 +53,10 @@ struct StockController: Sendable {
     let reply = StockReplyWriter.reply(skus: skus, lookup: lookup, now: now, timeToLive: cache.timeToLive)
     // Only a query of `ids` alone is remembered: other parameters would let a client fill memory
     // with copies of one reply.
-    if !request.rawQuery.utf8.contains(UInt8(ascii: "&")) {
+    let query = request.rawQuery.utf8
+    if !(query.withContiguousStorageIfAvailable { $0.contains(UInt8(ascii: "&")) }
+      ?? query.contains(UInt8(ascii: "&")))
+    {
       cache.remember(reply, hub: hub, query: request.rawQuery, lookup: lookup)
     }
     return Self.response(reply)
