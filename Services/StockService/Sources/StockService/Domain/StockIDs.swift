@@ -25,8 +25,8 @@ public enum StockIDs {
     var ids: [SKU] = []
     ids.reserveCapacity(min(maximumCount, 24))
     // Byte ranges of the ids kept so far, each with a cheap hash of its bytes: a duplicate is
-    // found by comparing hashes, and bytes only where they match (ids share their first bytes,
-    // so comparing bytes first was most of the parse).
+    // found by comparing hashes, and bytes only where they match (a hub's SKUs share their
+    // first bytes, so comparing bytes alone walks every prefix).
     var kept: [(hash: UInt64, range: Range<Int>)] = []
     kept.reserveCapacity(min(maximumCount, 24))
     var itemCount = 0
