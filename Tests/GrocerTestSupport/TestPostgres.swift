@@ -114,14 +114,14 @@ public enum TestPostgres {
   /// The URL of the server without a database name: `postgresql://grocer@127.0.0.1:5432/`. The
   /// tests connect over TCP, whose URLs end in the database's name.
   private static let serverURL: Result<String, any Error> = Result {
-    String(try localURL(via: "tcp", database: "postgres").dropLast("postgres".count))
+    String(try tcpURL(database: "postgres").dropLast("postgres".count))
   }
 
-  /// The URL `deploy/local/postgres.sh url` prints for `database` when told to connect `via`
-  /// (`socket` or `tcp`, its GROCER_POSTGRES_VIA).
-  private static func localURL(via: String, database: String) throws -> String {
+  /// The URL `deploy/local/postgres.sh url` prints for `database` over TCP (its
+  /// GROCER_POSTGRES_VIA=tcp; the services default to the Unix socket).
+  private static func tcpURL(database: String) throws -> String {
     var environment = ProcessInfo.processInfo.environment
-    environment["GROCER_POSTGRES_VIA"] = via
+    environment["GROCER_POSTGRES_VIA"] = "tcp"
     let outcome = try Subprocess.runBlocking(
       ["/bin/bash", script, "url", database], environment: environment)
     guard outcome.status == 0 else {
