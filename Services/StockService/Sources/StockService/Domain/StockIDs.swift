@@ -43,19 +43,12 @@ public enum StockIDs {
         while lower < upper, isBlank(bytes[lower]) { lower += 1 }
         while lower < upper, isBlank(bytes[upper - 1]) { upper -= 1 }
         if atEnd && itemCount == 1 && lower == upper { return .failure(.missingIds) }
-        var valid = lower < upper && upper - lower <= Identifier.maximumLength
-        if valid {
-          for offset in lower..<upper where !Identifier.isAllowed(bytes[offset]) {
-            valid = false
-            break
-          }
-        }
-        guard valid else {
-          return .failure(
-            .invalidSKU(String(decoding: UnsafeBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)))
-        }
         let range = lower..<upper
-        let hash = fnv1a(bytes, range)
+        guard !range.isEmpty, range.count <= Identifier.maximumLength, let hash = allowedHash(bytes, range)
+        else {
+          return .failure(
+            .invalidSKU(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)))
+        }
         if !kept.contains(where: { $0.hash == hash && equalBytes(bytes, $0.range, range) }) {
           kept.append((hash, range))
           ids.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
@@ -82,10 +75,14 @@ public enum StockIDs {
     return true
   }
 
-  /// FNV-1a over the bytes of `range`.
-  private static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt64 {
+  /// FNV-1a over the bytes of `range`, in the same pass that checks each is allowed in an
+  /// identifier; nil if one is not.
+  private static func allowedHash(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt64? {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for index in range { hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3 }
+    for index in range {
+      guard Identifier.isAllowed(bytes[index]) else { return nil }
+      hash = (hash ^ UInt64(bytes[index])) &* 0x100_0000_01b3
+    }
     return hash
   }
 
