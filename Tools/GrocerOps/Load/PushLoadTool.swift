@@ -93,6 +93,8 @@ public final class PushLoadTool: Sendable {
 
   private let options: Options
   private let logger: Logger
+  /// The events' ids, time-ordered as TrackingService's are (the gateway's inbox keys them).
+  private let eventIDs = TimeOrderedIDs()
 
   public init(options: Options, logger: Logger) {
     self.options = options
@@ -363,7 +365,7 @@ public final class PushLoadTool: Sendable {
     let changed: [TrackingChange] = riderOnly ? [.rider] : (version % 4 == 0 ? [.stage, .eta] : [.eta])
     // One pass, as TrackingService writes it: the generator shares the gateway's cores.
     return EventEnvelope.message(
-      id: "\(order)-v\(version)", type: TrackingEventType.updated, occurredAt: generatedAt,
+      id: eventIDs.next(), type: TrackingEventType.updated, occurredAt: generatedAt,
       source: "push-load",
       correlationId: nil, subject: EventSubject.tracking(order), sequence: version,
       payloadJSON: TrackingUpdated(
