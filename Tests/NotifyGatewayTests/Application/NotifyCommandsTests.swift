@@ -68,6 +68,35 @@ import Testing
     #expect(try store.database.read { try store.pendingVersion("o1", in: $0) } == 3)
   }
 
+  /// The intake's one read: the activity's handled version and token, and what is pending.
+  @Test func oneReadTellsWhatTheActivityHandledAndWhatIsPending() throws {
+    let none = try store.database.read { try store.versions("o1", in: $0) }
+    #expect(none.handled == nil && none.pending == nil)
+    _ = try update(2)
+    let pendingOnly = try store.database.read { try store.versions("o1", in: $0) }
+    #expect(pendingOnly.handled == nil && pendingOnly.pending == 2)
+    #expect(try token("aa", sequence: 1, id: "t1"))
+    let both = try store.database.read { try store.versions("o1", in: $0) }
+    #expect(both.handled?.version == 0 && both.handled?.hasToken == true && both.handled?.ended == false)
+    #expect(both.pending == 2)
+  }
+
+  /// A push's outcome is recorded against the version it carried: a newer update that replaced
+  /// it meanwhile is neither removed nor given its attempt.
+  @Test func recordingAnOlderVersionLeavesTheNewerPendingUpdate() throws {
+    _ = try update(3)
+    try store.database.write {
+      try store.retryPending("o1", version: 2, at: clock.now() + 60, in: $0)
+      try store.deletePending("o1", version: 2, in: $0)
+    }
+    #expect(try store.database.read { try store.pendingVersion("o1", in: $0) } == 3)
+    #expect(try store.dueUpdates(at: clock.now(), limit: 10).isEmpty, "no activity yet")
+    #expect(try token("aa", sequence: 1, id: "t1"))
+    #expect(try store.dueUpdates(at: clock.now(), limit: 10).first?.attempts == 0)
+    try store.database.write { try store.deletePending("o1", version: 3, in: $0) }
+    #expect(try store.pendingCount() == 0)
+  }
+
   @Test func anUpdateWaitsForATokenAndIsDueOnceOneArrives() throws {
     _ = try update(1)
     #expect(try store.dueUpdates(at: clock.now(), limit: 10).isEmpty, "no activity yet")

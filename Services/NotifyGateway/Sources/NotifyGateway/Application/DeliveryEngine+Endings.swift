@@ -18,12 +18,14 @@ extension DeliveryEngine {
       try store.releaseActivity(activity.orderId, sender: sender, in: db)
       switch outcome {
       case .handled(let state):
-        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
+        _ = try store.saveActivityState(
+          state, orderId: activity.orderId, token: activity.token, releasing: sender, in: db)
       case .retry: break
       case .dropped:
         var state = activity.state
         state.ended = true
-        _ = try store.saveActivityState(state, orderId: activity.orderId, token: activity.token, in: db)
+        _ = try store.saveActivityState(
+          state, orderId: activity.orderId, token: activity.token, releasing: sender, in: db)
       case .tokenGone:
         try store.forgetActivityToken(activity.orderId, token: activity.token, in: db)
       }

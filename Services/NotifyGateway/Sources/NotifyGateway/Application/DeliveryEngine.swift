@@ -223,24 +223,30 @@ public final class DeliveryEngine: LifecycleService {
   {
     let store = self.store
     let sender = options.sender
+    let (orderId, version) = (update.orderId, update.snapshot.version)
     try store.database.write { db in
       try self.publish(ended, correlationID: update.correlationID, in: db)
-      try store.releaseActivity(update.orderId, sender: sender, in: db)
-      let stillPending = try store.pendingVersion(update.orderId, in: db) == update.snapshot.version
+      // The pending update goes (or waits again) only if it is still this version.
       switch outcome {
       case .handled(let state):
         // Sent to a token that was replaced meanwhile: the new activity has not seen it, so the
         // update stays pending for it and the activity's state is not the old one's.
-        guard try store.saveActivityState(state, orderId: update.orderId, token: update.token, in: db) else {
+        guard
+          try store.saveActivityState(state, orderId: orderId, token: update.token, releasing: sender, in: db)
+        else {
+          try store.releaseActivity(orderId, sender: sender, in: db)
           return
         }
-        if stillPending { try store.deletePending(update.orderId, in: db) }
+        try store.deletePending(orderId, version: version, in: db)
       case .retry(let at):
-        if stillPending { try store.retryPending(update.orderId, at: at, in: db) }
+        try store.releaseActivity(orderId, sender: sender, in: db)
+        try store.retryPending(orderId, version: version, at: at, in: db)
       case .dropped:
-        if stillPending { try store.deletePending(update.orderId, in: db) }
+        try store.releaseActivity(orderId, sender: sender, in: db)
+        try store.deletePending(orderId, version: version, in: db)
       case .tokenGone:
-        try store.forgetActivityToken(update.orderId, token: update.token, in: db)
+        try store.releaseActivity(orderId, sender: sender, in: db)
+        try store.forgetActivityToken(orderId, token: update.token, in: db)
       }
     }
   }

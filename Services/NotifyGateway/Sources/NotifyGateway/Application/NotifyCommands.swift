@@ -89,13 +89,12 @@ public final class NotifyCommands: Sendable {
     var result = PendingUpdates.Queued.duplicate
     _ = try once(messageID, consumer, now) { db in
       let orderId = update.snapshot.orderId
-      let handled = try store.handledVersion(orderId, in: db)
+      let (handled, pending) = try store.versions(orderId, in: db)
       if PendingUpdates.isHandled(version: update.snapshot.version, handled: handled?.version) {
         result = .stale
         return
       }
-      result = PendingUpdates.queue(
-        version: update.snapshot.version, pending: try store.pendingVersion(orderId, in: db))
+      result = PendingUpdates.queue(version: update.snapshot.version, pending: pending)
       guard result != .stale,
         try store.savePending(
           update, occurredAt: occurredAt, correlationID: correlationID, at: now,

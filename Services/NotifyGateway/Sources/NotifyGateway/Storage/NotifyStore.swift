@@ -87,18 +87,22 @@ public final class NotifyStore: Sendable {
     try db.execute("UPDATE activities SET token_version = ? WHERE order_id = ?", sequence, orderId)
   }
 
-  /// The activity's state after a push to `token`; false when the activity has another token now.
+  /// The activity's state after a push to `token`, and `sender`'s claim on it let go in the same
+  /// statement (one write of the row a push); false when the activity has another token now (then
+  /// nothing changed: release the claim with `releaseActivity`).
   public func saveActivityState(
-    _ state: ActivityState, orderId: String, token: String, in db: any SQLConnection
+    _ state: ActivityState, orderId: String, token: String, releasing sender: String, in db: any SQLConnection
   ) throws -> Bool {
     try db.execute(
       """
       UPDATE activities SET last_version = CASE WHEN last_version > ? THEN last_version ELSE ? END, shown = ?,
-        ended = ?, high_times = ?, last_timestamp = CASE WHEN last_timestamp > ? THEN last_timestamp ELSE ? END
+        ended = ?, high_times = ?, last_timestamp = CASE WHEN last_timestamp > ? THEN last_timestamp ELSE ? END,
+        sending_until = CASE WHEN sender = ? THEN NULL ELSE sending_until END
       WHERE order_id = ? AND token = ?
       """, state.lastVersion, state.lastVersion,
       state.shown.map { String(decoding: $0.jsonBytes, as: UTF8.self) },
-      state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, state.lastTimestamp, orderId,
+      state.ended, Self.text(state.highPriorityTimes), state.lastTimestamp, state.lastTimestamp, sender,
+      orderId,
       token)
     return db.changes > 0
   }
@@ -108,15 +112,20 @@ public final class NotifyStore: Sendable {
     try db.execute("UPDATE activities SET token = NULL WHERE order_id = ? AND token = ?", orderId, token)
   }
 
-  /// The version the order's activity handled last, whether it has a token and whether it ended
-  /// (nil: no activity).
-  public func handledVersion(_ orderId: String, in db: any SQLConnection) throws -> (
-    version: Int64, hasToken: Bool, ended: Bool
-  )? {
-    try db.queryOne(
-      "SELECT last_version, token IS NOT NULL, ended FROM activities WHERE order_id = ?", orderId
-    )
-    .map { (try $0.int64(0), try $0.bool(1), try $0.bool(2)) }
+  /// What an order's activity handled last (its version, whether it has a token, whether it
+  /// ended; nil: no activity) and the version of its pending update (nil: none), in one read.
+  public func versions(_ orderId: String, in db: any SQLConnection) throws -> (
+    handled: (version: Int64, hasToken: Bool, ended: Bool)?, pending: Int64?
+  ) {
+    let row = try db.queryOne(
+      """
+      SELECT a.order_id IS NOT NULL, a.last_version, a.token IS NOT NULL, a.ended, p.version
+      FROM (SELECT CAST(? AS TEXT) AS id) o
+      LEFT JOIN activities a ON a.order_id = o.id LEFT JOIN pending p ON p.order_id = o.id
+      """, orderId)
+    guard let row else { return (nil, nil) }
+    let handled = try row.bool(0) ? (try row.int64(1), try row.bool(2), try row.bool(3)) : nil
+    return (handled, try row.optionalInt64(4))
   }
 
   // MARK: - Pending updates
@@ -157,15 +166,17 @@ public final class NotifyStore: Sendable {
     try db.execute("UPDATE pending SET not_before = ? WHERE order_id = ?", now.timeIntervalSince1970, orderId)
   }
 
-  /// One more attempt of the order's pending update, due again at `at`.
-  public func retryPending(_ orderId: String, at: Date, in db: any SQLConnection) throws {
+  /// One more attempt of the order's pending update, due again at `at`, if it is still `version`
+  /// (a newer one that replaced it meanwhile starts with no attempts).
+  public func retryPending(_ orderId: String, version: Int64, at: Date, in db: any SQLConnection) throws {
     try db.execute(
-      "UPDATE pending SET attempts = attempts + 1, not_before = ? WHERE order_id = ?",
-      at.timeIntervalSince1970, orderId)
+      "UPDATE pending SET attempts = attempts + 1, not_before = ? WHERE order_id = ? AND version = ?",
+      at.timeIntervalSince1970, orderId, version)
   }
 
-  public func deletePending(_ orderId: String, in db: any SQLConnection) throws {
-    try db.execute("DELETE FROM pending WHERE order_id = ?", orderId)
+  /// Removes the order's pending update if it is still `version` (a newer one stays pending).
+  public func deletePending(_ orderId: String, version: Int64, in db: any SQLConnection) throws {
+    try db.execute("DELETE FROM pending WHERE order_id = ? AND version = ?", orderId, version)
   }
 
   // MARK: - Alerts
