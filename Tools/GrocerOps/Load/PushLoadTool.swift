@@ -79,6 +79,7 @@ public final class PushLoadTool: Sendable {
         push load: \(options.orders) activities, \(options.rate) tracking.updated/s for \(options.seconds) s, \(options.starts) started by push
           events published     \(published)
           pushes delivered     \(pushes) (\(String(format: "%.0f", Double(pushes) / max(seconds, 0.001))) /s over \(String(format: "%.1f", seconds)) s)
+          events through       \(String(format: "%.0f", Double(published) / max(seconds, 0.001))) /s (pushed, or replaced by a newer one before)
           event → push         p50 \(ms(percentile(0.5)))  p95 \(ms(percentile(0.95)))  p99 \(ms(percentile(0.99)))  max \(ms(latencies.max() ?? 0))
           downgraded to p5     \(downgrades)
           coalesced            \(coalesced)
