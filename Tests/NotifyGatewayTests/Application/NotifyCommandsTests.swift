@@ -97,6 +97,40 @@ import Testing
     #expect(try store.pendingCount() == 0)
   }
 
+  /// An activity updated faster than pushes go out keeps its place among the due updates: each
+  /// newer update replaces the pending one without sending it to the back.
+  @Test func aReplacedUpdateKeepsItsPlaceInLine() throws {
+    func queue(_ order: String, _ version: Int64) throws {
+      _ = try commands.queueUpdate(
+        TrackingUpdated(
+          userId: "u1", hub: "h1",
+          snapshot: TrackingSnapshot(
+            orderId: order, version: version, status: .picking, problem: nil, eta: nil, rider: nil,
+            destination: nil, generatedAt: clock.now()),
+          changed: [.eta], previousStatus: .picking),
+        occurredAt: clock.now(), messageID: "\(order)-\(version)", consumer: "notify")
+    }
+    for order in ["o1", "o2"] {
+      _ = try commands.recordActivityToken(
+        LiveActivityToken(orderId: order, userId: "u1", hub: "h1", token: "t-\(order)"),
+        messageID: "t-\(order)",
+        consumer: "notify")
+    }
+    try queue("o1", 1)
+    clock.advance(by: 1)
+    try queue("o2", 1)
+    clock.advance(by: 1)
+    try queue("o1", 2)
+    let due = try store.dueUpdates(at: clock.now(), limit: 10)
+    #expect(due.map(\.orderId) == ["o1", "o2"])
+    #expect(due.first?.snapshot.version == 2)
+    // A retried update replaced by a newer one is due at once, not at its retry time.
+    try store.database.write { try store.retryPending("o2", version: 1, at: clock.now() + 60, in: $0) }
+    #expect(try store.dueUpdates(at: clock.now(), limit: 10).map(\.orderId) == ["o1"])
+    try queue("o2", 2)
+    #expect(try store.dueUpdates(at: clock.now(), limit: 10).map(\.orderId) == ["o1", "o2"])
+  }
+
   @Test func anUpdateWaitsForATokenAndIsDueOnceOneArrives() throws {
     _ = try update(1)
     #expect(try store.dueUpdates(at: clock.now(), limit: 10).isEmpty, "no activity yet")

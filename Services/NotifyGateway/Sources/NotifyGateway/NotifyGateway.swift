@@ -88,12 +88,15 @@ public func buildNotifyGateway(
     coalesced: metrics.counter(
       "push_coalesced_total", help: "Updates replaced by a newer one before sending."),
     wake: { engine.wake() })
+  // Events are taken in a thousand at a time, faster than pushes go out (an event costs a
+  // fraction of a push): past what it can send, the backlog waits in the store, where only the
+  // newest update of each activity is kept, rather than in the broker, where each would be pushed.
   let consumer = AMQPConsumer(
     configuration: amqp.named("\(configuration.serviceName)-events"),
     queue: QueueSpec(
       name: configuration.serviceName, bindingKeys: NotifyEventHandler.bindingKeys,
       kind: .durableQuorum(expiresAfter: configuration.queueExpiry.map { .milliseconds(Int($0 * 1000)) })),
-    prefetch: 500, maximumBatch: 256, logger: logger, metrics: metrics, batchHandler: handler.handle)
+    prefetch: 2000, maximumBatch: 1000, logger: logger, metrics: metrics, batchHandler: handler.handle)
   let inboxPurge = PeriodicTask(name: "inbox-purge", interval: .seconds(3600), logger: logger) {
     _ = try await database.onWriterQueue { try commands.purgeInbox() }
   }

@@ -135,8 +135,10 @@ public final class NotifyStore: Sendable {
     try db.queryOne("SELECT version FROM pending WHERE order_id = ?", orderId)?.int64(0)
   }
 
-  /// Makes `update` the order's pending update, received and due at `now`, with no attempts yet;
-  /// false (nothing changed) when a newer one is pending. The upsert compares the versions itself,
+  /// Makes `update` the order's pending update, received at `now`, with no attempts yet; false
+  /// (nothing changed) when a newer one is pending. It is due at `now`, or as early as the update
+  /// it replaces (unless that one was being retried): an activity updated more often than the
+  /// engine gets round to it keeps its place instead of going to the back each time. The upsert compares the versions itself,
   /// so the newest stays pending whatever the caller read before (two replicas' consumers may
   /// both have read "nothing pending" for one order).
   @discardableResult
@@ -152,7 +154,9 @@ public final class NotifyStore: Sendable {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (order_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot,
         occurred_at = excluded.occurred_at, enqueued_at = excluded.enqueued_at, attempts = 0,
-        not_before = excluded.not_before, expires_at = excluded.expires_at, correlation_id = excluded.correlation_id
+        not_before = CASE WHEN pending.attempts = 0 AND pending.not_before < excluded.not_before
+          THEN pending.not_before ELSE excluded.not_before END,
+        expires_at = excluded.expires_at, correlation_id = excluded.correlation_id
       WHERE pending.version < excluded.version
       """, snapshot.orderId, update.userId, snapshot.version,
       String(decoding: snapshot.jsonBytes, as: UTF8.self),
