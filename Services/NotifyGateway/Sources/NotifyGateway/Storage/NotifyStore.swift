@@ -136,11 +136,11 @@ public final class NotifyStore: Sendable {
   }
 
   /// Makes `update` the order's pending update, received at `now`, with no attempts yet; false
-  /// (nothing changed) when a newer one is pending. It is due at `now`, or as early as the update
-  /// it replaces (unless that one was being retried): an activity updated more often than the
-  /// engine gets round to it keeps its place instead of going to the back each time. The upsert compares the versions itself,
-  /// so the newest stays pending whatever the caller read before (two replicas' consumers may
-  /// both have read "nothing pending" for one order).
+  /// (nothing changed) when a newer one is pending. The upsert compares the versions itself, so
+  /// the newest stays pending whatever the caller read before (two replicas' consumers may both
+  /// have read "nothing pending" for one order). It is due at `now`, or as early as the update it
+  /// replaces (unless that one was being retried): an activity updated more often than the
+  /// engine comes round to it keeps its place instead of going to the back each time.
   @discardableResult
   public func savePending(
     _ update: TrackingUpdated, occurredAt: Date, correlationID: String? = nil, at now: Date, expiresAt: Date,
