@@ -145,7 +145,10 @@ import Testing
   }
 
   /// Under a steady stream of writes the log still starts over: a checkpoint that only chased
-  /// the writer would leave it growing by every commit.
+  /// the writer would leave it growing by every commit (each blob's pages and frame headers, more
+  /// than `written`). The log file keeps its longest length, and on a busy machine the
+  /// checkpointer's thread may wait a while before it starts over (a CI run saw 54 % of
+  /// `written`), so the bound is three quarters.
   @Test func theLogStartsOverWhileWritesGoOn() throws {
     let temp = TemporaryDatabase()
     defer { temp.remove() }
@@ -156,7 +159,7 @@ import Testing
     }
     let log = temp.fileSize("-wal")
     #expect(database.checkpoints > 0)
-    #expect(log < written / 2, "the log holds \(log) bytes after \(written) bytes written")
+    #expect(log < written * 3 / 4, "the log holds \(log) bytes after \(written) bytes written")
     database.close()
   }
 
