@@ -15,20 +15,23 @@ extension DeliveryEngine {
     let sender = options.sender
     try store.database.write { db in
       try self.publish(ended, correlationID: nil, in: db)
-      try store.releaseActivity(activity.orderId, sender: sender, in: db)
+      // Saving the state lets the claim go too; otherwise it is let go alone.
+      var saved: ActivityState?
       switch outcome {
-      case .handled(let state):
-        _ = try store.saveActivityState(
-          state, orderId: activity.orderId, token: activity.token, releasing: sender, in: db)
+      case .handled(let state): saved = state
       case .retry: break
       case .dropped:
-        var state = activity.state
-        state.ended = true
-        _ = try store.saveActivityState(
-          state, orderId: activity.orderId, token: activity.token, releasing: sender, in: db)
-      case .tokenGone:
-        try store.forgetActivityToken(activity.orderId, token: activity.token, in: db)
+        saved = activity.state
+        saved?.ended = true
+      case .tokenGone: try store.forgetActivityToken(activity.orderId, token: activity.token, in: db)
       }
+      if let saved,
+        try store.saveActivityState(
+          saved, orderId: activity.orderId, token: activity.token, releasing: sender, in: db)
+      {
+        return
+      }
+      try store.releaseActivity(activity.orderId, sender: sender, in: db)
     }
   }
 

@@ -229,25 +229,20 @@ public final class DeliveryEngine: LifecycleService {
       // The pending update goes (or waits again) only if it is still this version.
       switch outcome {
       case .handled(let state):
-        // Sent to a token that was replaced meanwhile: the new activity has not seen it, so the
-        // update stays pending for it and the activity's state is not the old one's.
-        guard
-          try store.saveActivityState(state, orderId: orderId, token: update.token, releasing: sender, in: db)
-        else {
-          try store.releaseActivity(orderId, sender: sender, in: db)
+        // Saving the state lets the claim go too. Sent to a token that was replaced meanwhile,
+        // nothing is saved: the new activity has not seen it, so the update stays pending for it
+        // and the activity's state is not the old one's.
+        if try store.saveActivityState(
+          state, orderId: orderId, token: update.token, releasing: sender, in: db)
+        {
+          try store.deletePending(orderId, version: version, in: db)
           return
         }
-        try store.deletePending(orderId, version: version, in: db)
-      case .retry(let at):
-        try store.releaseActivity(orderId, sender: sender, in: db)
-        try store.retryPending(orderId, version: version, at: at, in: db)
-      case .dropped:
-        try store.releaseActivity(orderId, sender: sender, in: db)
-        try store.deletePending(orderId, version: version, in: db)
-      case .tokenGone:
-        try store.releaseActivity(orderId, sender: sender, in: db)
-        try store.forgetActivityToken(orderId, token: update.token, in: db)
+      case .retry(let at): try store.retryPending(orderId, version: version, at: at, in: db)
+      case .dropped: try store.deletePending(orderId, version: version, in: db)
+      case .tokenGone: try store.forgetActivityToken(orderId, token: update.token, in: db)
       }
+      try store.releaseActivity(orderId, sender: sender, in: db)
     }
   }
 
